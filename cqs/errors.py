@@ -1,0 +1,110 @@
+"""The one exception tree of cqs, in queue words.
+
+Owns every error the service can raise. Carries no wire codes and no HTTP statuses: the
+table in `cqs/sqs_api/errors.py` maps each class to its SQS code and status. Imports nothing
+from cqs.
+"""
+
+from __future__ import annotations
+
+
+class CqsError(Exception):
+    """Base of every error a client may see; `str(error)` is the message shown to it."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# --- the request itself -----------------------------------------------------------------
+
+class MalformedRequest(CqsError):
+    """The body could not be parsed (bad JSON, bad form encoding)."""
+
+
+class UnknownAction(CqsError):
+    """The action name is not an SQS action."""
+
+
+class MissingParameter(CqsError):
+    """A required parameter is absent."""
+
+
+class InvalidParameterValue(CqsError):
+    """A parameter is present but its value is not allowed."""
+
+
+class InvalidAttributeName(CqsError):
+    """An attribute name is unknown or not allowed here."""
+
+
+class InvalidAttributeValue(CqsError):
+    """A queue attribute value is out of range or malformed."""
+
+
+class InvalidMessageContents(CqsError):
+    """The message body has characters SQS does not allow."""
+
+
+class MessageTooLong(CqsError):
+    """The message (body plus attributes) is larger than the queue allows."""
+
+
+class InvalidAddress(CqsError):
+    """The queue URL does not name a queue of this service."""
+
+
+# --- queues -----------------------------------------------------------------------------
+
+class QueueDoesNotExist(CqsError):
+    """The named queue does not exist."""
+
+
+class QueueNameExists(CqsError):
+    """A queue with this name exists with different attributes."""
+
+
+class TooManyTags(CqsError):
+    """A queue may carry at most 50 tags."""
+
+
+# --- messages and receipt handles -------------------------------------------------------
+
+class ReceiptHandleIsInvalid(CqsError):
+    """The receipt handle is forged, malformed, for another queue, or superseded."""
+
+
+class MessageNotInflight(CqsError):
+    """The message is not in flight, so its visibility cannot be changed."""
+
+
+# --- batches ----------------------------------------------------------------------------
+
+class EmptyBatchRequest(CqsError):
+    """A batch request has no entries."""
+
+
+class TooManyEntriesInBatchRequest(CqsError):
+    """A batch request has more than ten entries."""
+
+
+class BatchEntryIdsNotDistinct(CqsError):
+    """Two entries of one batch share an Id."""
+
+
+class InvalidBatchEntryId(CqsError):
+    """A batch entry Id is empty, too long, or has characters SQS does not allow."""
+
+
+class BatchRequestTooLong(CqsError):
+    """The entries of a send batch add up to more than the queue's maximum message size."""
+
+
+# --- the service ------------------------------------------------------------------------
+
+class StorageUnavailable(CqsError):
+    """A backend (Redis or Cassandra) could not be reached in time; the client may retry."""
+
+
+class UnsupportedOperation(CqsError):
+    """The action is known but not supported by this queue or this build."""

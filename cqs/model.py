@@ -1,0 +1,191 @@
+"""Queue and message values shared by every layer: frozen dataclasses, no I/O.
+
+Owns the shapes of queues, messages, deliveries and batch results, and the SQS queue
+attribute defaults. Must not import any adapter, aiohttp, redis or cassandra.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Generic, Mapping, TypeVar
+
+from cqs.errors import CqsError
+
+# SQS defaults for the queue attributes a client may set (AWS SQS API reference, CreateQueue).
+DEFAULT_QUEUE_ATTRIBUTES: Mapping[str, str] = {
+    "DelaySeconds": "0",
+    "MaximumMessageSize": "1048576",
+    "MessageRetentionPeriod": "345600",
+    "ReceiveMessageWaitTimeSeconds": "0",
+    "VisibilityTimeout": "30",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAttributeValue:
+    """One message attribute: DataType is String, Number or Binary, optionally `.custom`."""
+
+    data_type: str
+    string_value: str | None = None
+    binary_value: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """A queue's durable metadata. `attributes` holds every settable attribute, defaults filled."""
+
+    name: str
+    queue_id: str  # identifies this incarnation: a deleted and re-created name gets a new one
+    attributes: Mapping[str, str]
+    tags: Mapping[str, str] = field(default_factory=dict)
+    created_timestamp: int = 0  # seconds since the epoch, as SQS reports it
+    last_modified_timestamp: int = 0
+
+    def _int(self, name: str) -> int:
+        return int(self.attributes.get(name, DEFAULT_QUEUE_ATTRIBUTES[name]))
+
+    @property
+    def visibility_timeout(self) -> int:
+        return self._int("VisibilityTimeout")
+
+    @property
+    def delay_seconds(self) -> int:
+        return self._int("DelaySeconds")
+
+    @property
+    def retention_seconds(self) -> int:
+        return self._int("MessageRetentionPeriod")
+
+    @property
+    def maximum_message_size(self) -> int:
+        return self._int("MaximumMessageSize")
+
+    @property
+    def receive_wait_seconds(self) -> int:
+        return self._int("ReceiveMessageWaitTimeSeconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message as stored: immutable from send until delete or expiry.
+
+    `message_id` is a version-1 (time-based) UUID string; the durable store derives the
+    message's storage location from it.
+    """
+
+    message_id: str
+    body: str
+    md5_of_body: str
+    sent_timestamp_ms: int
+    visible_at_ms: int  # sent time plus the effective delay
+    sender_id: str
+    message_attributes: Mapping[str, MessageAttributeValue] = field(default_factory=dict)
+    md5_of_message_attributes: str | None = None
+    system_attributes: Mapping[str, MessageAttributeValue] = field(default_factory=dict)
+    md5_of_system_attributes: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A message handed out by one receive: the cache's answer, before a handle is signed.
+
+    `receipt_nonce` is unique to this receive; the receipt handle carries it so that a handle
+    from an earlier receive of the same message can be told apart.
+    """
+
+    message: Message
+    receive_count: int
+    first_receive_timestamp_ms: int
+    receipt_nonce: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptHandle:
+    """What a signed receipt handle says: which message of which queue, from which receive."""
+
+    queue_name: str
+    message_id: str
+    receipt_nonce: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedMessage:
+    """A delivery as the API returns it."""
+
+    delivery: Delivery
+    receipt_handle: str
+    attributes: Mapping[str, str]  # the system attributes the client asked for
+    message_attributes: Mapping[str, MessageAttributeValue]  # the ones the client asked for
+
+
+class DeleteOutcome(enum.Enum):
+    DELETED = "deleted"  # the handle was current; the message is gone from the cache
+    NOT_CACHED = "not_cached"  # the cache does not hold the message (deleted, or never filled)
+    STALE_HANDLE = "stale_handle"  # the message was received again since this handle was issued
+
+
+class VisibilityOutcome(enum.Enum):
+    CHANGED = "changed"
+    NOT_IN_FLIGHT = "not_in_flight"  # visible, delayed or unknown: nothing to change
+    STALE_HANDLE = "stale_handle"
+
+
+class CacheState(enum.Enum):
+    READY = "ready"  # the cache holds every live message of the queue
+    FILLING = "filling"  # some process is loading the queue from the durable store
+    ABSENT = "absent"  # nobody has loaded the queue yet (or its Redis restarted empty)
+    UNAVAILABLE = "unavailable"  # the queue's Redis server cannot be reached
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCounts:
+    visible: int
+    in_flight: int
+    delayed: int
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    message_id: str
+    md5_of_body: str
+    md5_of_message_attributes: str | None
+    md5_of_system_attributes: str | None = None
+    sequence_number: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SendRequest:
+    body: str
+    delay_seconds: int | None = None
+    message_attributes: Mapping[str, MessageAttributeValue] = field(default_factory=dict)
+    system_attributes: Mapping[str, MessageAttributeValue] = field(default_factory=dict)
+    message_group_id: str | None = None
+    message_deduplication_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiveRequest:
+    max_number_of_messages: int = 1
+    visibility_timeout: int | None = None
+    wait_time_seconds: int | None = None
+    system_attribute_names: tuple[str, ...] = ()
+    message_attribute_names: tuple[str, ...] = ()
+    receive_request_attempt_id: str | None = None
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchFailure:
+    entry_id: str
+    error: CqsError
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult(Generic[T]):
+    """Per-entry outcome of a batch action: successes keep the entry id and their result."""
+
+    successful: list[tuple[str, T]]
+    failed: list[BatchFailure]

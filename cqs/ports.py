@@ -1,0 +1,149 @@
+"""The interfaces the service needs from storage, in queue language.
+
+Owns `QueueCatalog`, `MessageStore` and `MessageCache`. No shard numbers, buckets, Redis keys
+or driver types appear here; adapters in `cqs/cassandra_store/` and `cqs/redis_cache/`
+implement these and translate their drivers' failures into `StorageUnavailable`.
+Imports only `cqs.model`.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator, Protocol, Sequence
+
+from cqs.model import (
+    CacheState,
+    DeleteOutcome,
+    Delivery,
+    Message,
+    MessageCounts,
+    Queue,
+    VisibilityOutcome,
+)
+
+
+class QueueCatalog(Protocol):
+    """Durable queue metadata, shared by every API process."""
+
+    async def create(self, queue: Queue) -> Queue:
+        """Store `queue` unless its name exists; return the queue now stored under the name."""
+
+    async def get(self, name: str) -> Queue | None:
+        """The queue called `name`, or None."""
+
+    async def list_names(self) -> list[str]:
+        """Every queue name, sorted."""
+
+    async def save(self, queue: Queue) -> None:
+        """Replace the attributes, tags and modified time of an existing queue."""
+
+    async def delete(self, name: str) -> None:
+        """Forget the queue's metadata (its messages are dropped through the store)."""
+
+    async def shared_secret(self, candidate: bytes) -> bytes:
+        """The one secret every process uses to sign receipt handles.
+
+        The first caller's `candidate` is stored; every caller gets the stored value back.
+        """
+
+    async def close(self) -> None: ...
+
+
+class MessageStore(Protocol):
+    """Durable messages: the source of truth the cache is filled from."""
+
+    async def put(self, queue: Queue, messages: Sequence[Message]) -> None:
+        """Write `messages` durably (expiring after the queue's retention period).
+
+        Returns only once every message is written; raises StorageUnavailable otherwise.
+        """
+
+    async def delete(self, queue: Queue, message_id: str) -> None:
+        """Remove one message; deleting a missing message is not an error."""
+
+    async def get(self, queue: Queue, message_id: str) -> Message | None: ...
+
+    def scan(self, queue: Queue, page_size: int) -> AsyncIterator[list[Message]]:
+        """Every live message of the queue, in pages, oldest first where the layout allows."""
+
+    async def sample(self, queue: Queue, limit: int, now_ms: int) -> list[Message]:
+        """Up to `limit` live messages whose delay has passed (serving without the cache)."""
+
+    async def count(self, queue: Queue) -> int:
+        """How many live messages the queue holds (exact or close; used without the cache)."""
+
+    async def purge(self, queue: Queue) -> None:
+        """Remove every message of the queue."""
+
+    async def close(self) -> None: ...
+
+
+class MessageCache(Protocol):
+    """The hot copy of each queue: visible list, in-flight set, delayed set, in Redis.
+
+    Every method raises StorageUnavailable when the queue's Redis cannot be reached.
+    """
+
+    async def state(self, queue_name: str) -> CacheState:
+        """READY, FILLING or ABSENT (never UNAVAILABLE: that is raised)."""
+
+    async def begin_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+        """Atomically move ABSENT -> FILLING for `owner`; False if the state was not ABSENT."""
+
+    async def renew_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+        """Extend `owner`'s fill lease; False if the lease was lost."""
+
+    async def load(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> None:
+        """During a fill: add messages not yet cached and not deleted since the fill began."""
+
+    async def finish_fill(self, queue_name: str, owner: str) -> bool:
+        """FILLING -> READY if `owner` still holds the lease."""
+
+    async def add(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> bool:
+        """Add newly sent messages when the cache is READY or FILLING.
+
+        Returns False (adding nothing) when the state is ABSENT: the fill will load them.
+        """
+
+    async def receive(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+    ) -> list[Delivery] | None:
+        """Hide up to `max_count` visible messages until now + timeout; None if not READY.
+
+        Due in-flight and delayed messages are made visible first; messages older than
+        `retention_ms` are dropped, not delivered. `nonces[i]` becomes the i-th delivery's
+        receipt nonce.
+        """
+
+    async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
+        """Remove the message unless it was received again since `receipt_nonce`."""
+
+    async def change_visibility(
+        self, queue_name: str, message_id: str, receipt_nonce: str, visible_at_ms: int
+    ) -> VisibilityOutcome:
+        """Move an in-flight message's return time (visible_at <= now makes it visible)."""
+
+    async def counts(self, queue_name: str, now_ms: int) -> MessageCounts: ...
+
+    async def next_due_ms(self, queue_name: str) -> int | None:
+        """When the next in-flight or delayed message of the queue becomes visible."""
+
+    async def purge(self, queue_name: str) -> None:
+        """Remove every message, keeping the queue READY."""
+
+    async def drop(self, queue_name: str) -> None:
+        """Forget the queue entirely (state and messages)."""
+
+    async def release_due(self, now_ms: int, limit: int) -> list[str]:
+        """On every Redis server, make due in-flight and delayed messages visible.
+
+        Work is proportional to the due messages. Returns the names of the queues that
+        got visible messages back. A server that cannot be reached is skipped.
+        """
+
+    async def close(self) -> None: ...
