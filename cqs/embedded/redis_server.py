@@ -1,0 +1,191 @@
+"""EmbeddedRedis: a real `redis-server` child process for the CLI's embedded mode and tests.
+
+Owns starting, waiting for, stopping and killing one non-persistent Redis (no RDB, no AOF:
+cqs depends on Redis being empty after a restart). Synchronous (subprocess). Imports only
+the standard library and `cqs.embedded.ports`; never redis-py or the service.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from cqs.embedded.ports import free_port
+
+_MISSING_BINARY = (
+    "redis-server was not found on PATH; install Debian's redis-server package "
+    "(apt-get install redis-server) or pass the binary's path"
+)
+_PORT_ATTEMPTS = 3  # a free port may be taken between lookup and bind: try a new one
+
+
+class EmbeddedRedisError(RuntimeError):
+    """redis-server could not be found or did not come up."""
+
+
+def _answering_pid(port: int) -> int | None:
+    """The process id of the Redis answering on `port` (INFO server), or None.
+
+    Comparing it with our child's pid tells our server apart from another one that
+    happened to take the port first.
+    """
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+            connection.sendall(b"INFO server\r\n")
+            reply = b""
+            while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
+                chunk = connection.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+    except OSError:
+        return None
+    for line in reply.decode(errors="replace").splitlines():
+        if line.startswith("process_id:"):
+            return int(line.partition(":")[2])
+    return None
+
+
+class EmbeddedRedis:
+    """One redis-server on 127.0.0.1, its log and working files under `data_dir`."""
+
+    def __init__(self, data_dir: Path, port: int | None = None, binary: str | None = None) -> None:
+        self._data_dir = Path(data_dir)
+        self._requested_port = port
+        self._port: int | None = port
+        self._binary = binary
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise EmbeddedRedisError("the port is chosen when the server starts")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def log_file(self) -> Path:
+        return self._data_dir / "redis.log"
+
+    @property
+    def is_running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _resolve_binary(self) -> str:
+        if self._binary is not None:
+            if not Path(self._binary).is_file():
+                raise EmbeddedRedisError(
+                    f"{self._binary} does not exist; install Debian's redis-server package "
+                    "or pass the path of a redis-server binary"
+                )
+            return self._binary
+        found = shutil.which("redis-server")
+        if found is None:
+            raise EmbeddedRedisError(_MISSING_BINARY)
+        return found
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Launch redis-server and return once it answers."""
+        if self.is_running:
+            raise EmbeddedRedisError("this redis-server is already running")
+        binary = self._resolve_binary()
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
+        failure = ""
+        for _ in range(attempts):
+            port = self._requested_port if self._requested_port is not None else free_port()
+            failure = self._launch(binary, port, timeout)
+            if not failure:
+                self._port = port
+                return
+        raise EmbeddedRedisError(failure)
+
+    def _launch(self, binary: str, port: int, timeout: float) -> str:
+        """Start on `port`; return "" once it answers, else why it did not."""
+        command = [
+            binary,
+            "--bind", "127.0.0.1",
+            "--port", str(port),
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(self._data_dir.resolve()),
+            "--logfile", str(self.log_file.resolve()),
+            "--daemonize", "no",
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self._process = process
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+                self._process = None
+                return (
+                    f"redis-server exited with {process.returncode} on port {port}: "
+                    f"{stderr.strip() or self._log_tail()}"
+                )
+            if _answering_pid(port) == process.pid:
+                return ""
+            time.sleep(0.05)
+        self._terminate(process, grace=2.0)
+        self._process = None
+        return f"redis-server did not answer on port {port} within {timeout}s: {self._log_tail()}"
+
+    def _log_tail(self, lines: int = 10) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    @staticmethod
+    def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(grace)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM, then SIGKILL if the server has not exited within `timeout` seconds."""
+        if self._process is not None:
+            self._terminate(self._process, grace=timeout)
+            self._process = None
+
+    def kill(self) -> None:
+        """SIGKILL at once, as a crash would (fault tests)."""
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait()
+            if self._process.stderr is not None:
+                self._process.stderr.close()
+            self._process = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

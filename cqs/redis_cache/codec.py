@@ -1,0 +1,84 @@
+"""Message <-> JSON text as stored in the cache's payload hash.
+
+Owns `encode_message` and `decode_message`: pure functions, no I/O. Imports only
+`cqs.model` and the standard library (never redis).
+
+The JSON is compact (no spaces, short field names, empty fields left out); binary
+attribute values are base64. Field names:
+
+  i message_id   b body   m md5_of_body   s sent_timestamp_ms   v visible_at_ms
+  u sender_id    a message_attributes      am md5_of_message_attributes
+  y system_attributes     ym md5_of_system_attributes
+
+An attribute value is {"t": data_type, "s": string_value, "b": base64 of binary_value}
+with absent values left out.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from cqs.model import Message, MessageAttributeValue
+
+
+def _encode_attributes(attributes: Mapping[str, MessageAttributeValue]) -> dict[str, Any]:
+    encoded: dict[str, Any] = {}
+    for name, value in attributes.items():
+        item: dict[str, str] = {"t": value.data_type}
+        if value.string_value is not None:
+            item["s"] = value.string_value
+        if value.binary_value is not None:
+            item["b"] = base64.b64encode(value.binary_value).decode("ascii")
+        encoded[name] = item
+    return encoded
+
+
+def _decode_attributes(encoded: Mapping[str, Any]) -> dict[str, MessageAttributeValue]:
+    decoded: dict[str, MessageAttributeValue] = {}
+    for name, item in encoded.items():
+        binary = item.get("b")
+        decoded[name] = MessageAttributeValue(
+            data_type=item["t"],
+            string_value=item.get("s"),
+            binary_value=None if binary is None else base64.b64decode(binary, validate=True),
+        )
+    return decoded
+
+
+def encode_message(message: Message) -> str:
+    document: dict[str, Any] = {
+        "i": message.message_id,
+        "b": message.body,
+        "m": message.md5_of_body,
+        "s": message.sent_timestamp_ms,
+        "v": message.visible_at_ms,
+        "u": message.sender_id,
+    }
+    if message.message_attributes:
+        document["a"] = _encode_attributes(message.message_attributes)
+    if message.md5_of_message_attributes is not None:
+        document["am"] = message.md5_of_message_attributes
+    if message.system_attributes:
+        document["y"] = _encode_attributes(message.system_attributes)
+    if message.md5_of_system_attributes is not None:
+        document["ym"] = message.md5_of_system_attributes
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode_message(text: str | bytes) -> Message:
+    document = json.loads(text)
+    return Message(
+        message_id=document["i"],
+        body=document["b"],
+        md5_of_body=document["m"],
+        sent_timestamp_ms=int(document["s"]),
+        visible_at_ms=int(document["v"]),
+        sender_id=document["u"],
+        message_attributes=_decode_attributes(document.get("a", {})),
+        md5_of_message_attributes=document.get("am"),
+        system_attributes=_decode_attributes(document.get("y", {})),
+        md5_of_system_attributes=document.get("ym"),
+    )

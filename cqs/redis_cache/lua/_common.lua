@@ -1,0 +1,78 @@
+-- Shared helpers, pasted by scripts.py where a script asks for this file by name.
+-- They use the KEYS layout every queue script shares:
+--   KEYS[1] state  KEYS[2] visible  KEYS[3] payload  KEYS[4] receipt
+--   KEYS[5] inflight  KEYS[6] delayed  KEYS[7] fill_deleted  KEYS[8] cqs:due (per server)
+
+-- Milliseconds as an integer string (Lua would print large numbers in %.14g).
+local function ms(value)
+  return string.format('%d', value)
+end
+
+local function is_filling(state)
+  return state ~= false and state ~= nil and string.sub(state, 1, 8) == 'filling:'
+end
+
+-- The nonce of the latest receive, from "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>".
+local function receipt_nonce(receipt)
+  return string.match(receipt, '^%d+:%d+:%d+:(.*)$')
+end
+
+-- Lower the queue's entry in cqs:due to `at` (ZADD LT adds it when missing).
+local function note_due(at, queue)
+  redis.call('ZADD', KEYS[8], 'LT', at, queue)
+end
+
+-- Set the queue's entry in cqs:due to its earliest in-flight or delayed time, or remove it.
+local function rescore_due(queue)
+  local first_inflight = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  local first_delayed = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
+  local earliest = first_inflight[2]
+  if first_delayed[2] and (not earliest or tonumber(first_delayed[2]) < tonumber(earliest)) then
+    earliest = first_delayed[2]
+  end
+  if earliest then
+    redis.call('ZADD', KEYS[8], earliest, queue)
+  else
+    redis.call('ZREM', KEYS[8], queue)
+  end
+end
+
+-- Make up to `limit` due messages visible: in-flight ones back at the head (earliest due
+-- first), delayed ones at the tail. Returns how many moved.
+local function move_due(now, limit)
+  local moved = 0
+  local returning = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, limit)
+  if #returning > 0 then
+    redis.call('ZREM', KEYS[5], unpack(returning))
+    local reversed = {}
+    for index = #returning, 1, -1 do
+      reversed[#reversed + 1] = returning[index]
+    end
+    redis.call('LPUSH', KEYS[2], unpack(reversed))
+    moved = #returning
+  end
+  if moved < limit then
+    local deliverable = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now, 'LIMIT', 0, limit - moved)
+    if #deliverable > 0 then
+      redis.call('ZREM', KEYS[6], unpack(deliverable))
+      redis.call('RPUSH', KEYS[2], unpack(deliverable))
+      moved = moved + #deliverable
+    end
+  end
+  return moved
+end
+
+-- Cache one message unless its id is already cached. Returns 1 if added, else 0.
+local function add_message(now, queue, id, sent_ms, visible_at_ms, payload)
+  if redis.call('HSETNX', KEYS[3], id, payload) == 0 then
+    return 0
+  end
+  redis.call('HSET', KEYS[4], id, sent_ms .. ':0:0:')
+  if tonumber(visible_at_ms) > now then
+    redis.call('ZADD', KEYS[6], visible_at_ms, id)
+    note_due(visible_at_ms, queue)
+  else
+    redis.call('RPUSH', KEYS[2], id)
+  end
+  return 1
+end

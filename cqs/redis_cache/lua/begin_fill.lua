@@ -1,0 +1,12 @@
+-- begin_fill: ABSENT -> FILLING for one owner, clearing whatever messages a previous
+-- incarnation of the cache left behind.
+-- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
+--       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+-- ARGV: [1] the filling state value ("filling:<owner>")  [2] lease in ms  [3] queue name
+-- Returns: 1 if this owner now holds the fill lease, 0 if the state was not absent.
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 0
+end
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('ZREM', KEYS[8], ARGV[3])
+return 1

@@ -1,0 +1,28 @@
+-- delete: remove one message unless it was received again since the caller's receive.
+-- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
+--       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+-- ARGV: [1] message id  [2] receipt nonce from the caller's handle
+-- Returns: 'deleted', 'not_cached' or 'stale_handle' (DeleteOutcome values).
+-- While a fill runs every deleted id is remembered so the fill does not bring it back.
+-- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
+--!include _common.lua
+local id = ARGV[1]
+if is_filling(redis.call('GET', KEYS[1])) then
+  redis.call('SADD', KEYS[7], id)
+end
+local receipt = redis.call('HGET', KEYS[4], id)
+if not receipt then
+  return 'not_cached'
+end
+if redis.call('ZSCORE', KEYS[5], id) then
+  if receipt_nonce(receipt) ~= ARGV[2] then
+    return 'stale_handle'
+  end
+  redis.call('ZREM', KEYS[5], id)
+elseif redis.call('ZREM', KEYS[6], id) == 0 then
+  -- visible: messages back from flight sit near the head, so the scan stops early
+  redis.call('LREM', KEYS[2], 1, id)
+end
+redis.call('HDEL', KEYS[3], id)
+redis.call('HDEL', KEYS[4], id)
+return 'deleted'

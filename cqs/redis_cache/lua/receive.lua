@@ -1,0 +1,73 @@
+-- receive: hand out up to max_count visible messages and hide them until now + timeout.
+-- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
+--       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+-- ARGV: [1] now ms  [2] visibility timeout ms (0 = stays visible)  [3] retention ms
+--       [4] max count  [5] queue name  [6..] one receipt nonce per delivery, in order
+-- Returns: nil if the queue is not ready; otherwise a flat array, four values per delivery:
+--          id, payload (JSON), receive count, first receive ms.
+-- Due in-flight and delayed messages (up to 1000) become visible first. Messages older
+-- than the retention period are dropped as they are popped (up to 1000 per call).
+--!include _common.lua
+if redis.call('GET', KEYS[1]) ~= 'ready' then
+  return false
+end
+local now = tonumber(ARGV[1])
+local timeout = tonumber(ARGV[2])
+local retention = tonumber(ARGV[3])
+local max_count = tonumber(ARGV[4])
+local queue = ARGV[5]
+if move_due(ARGV[1], 1000) > 0 then
+  rescore_due(queue)
+end
+
+local deliveries = {}
+local still_visible = {}
+local delivered = 0
+local skip_budget = 1000
+while delivered < max_count and skip_budget > 0 do
+  local id = redis.call('LPOP', KEYS[2])
+  if not id then
+    break
+  end
+  local receipt = redis.call('HGET', KEYS[4], id)
+  local payload = redis.call('HGET', KEYS[3], id)
+  local sent, receives, first
+  if receipt then
+    sent, receives, first = string.match(receipt, '^(%d+):(%d+):(%d+):')
+  end
+  if not (payload and sent) or tonumber(sent) + retention <= now then
+    -- expired (or half-written): forget it instead of delivering it
+    redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+    skip_budget = skip_budget - 1
+  else
+    delivered = delivered + 1
+    receives = tonumber(receives) + 1
+    if first == '0' then
+      first = ARGV[1]
+    end
+    redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. ARGV[5 + delivered])
+    if timeout > 0 then
+      redis.call('ZADD', KEYS[5], ms(now + timeout), id)
+    else
+      still_visible[#still_visible + 1] = id
+    end
+    deliveries[#deliveries + 1] = id
+    deliveries[#deliveries + 1] = payload
+    deliveries[#deliveries + 1] = receives
+    deliveries[#deliveries + 1] = tonumber(first)
+  end
+end
+
+if #still_visible > 0 then
+  -- pushed back only now, so this call does not pop them twice; first delivered at the head
+  local reversed = {}
+  for index = #still_visible, 1, -1 do
+    reversed[#reversed + 1] = still_visible[index]
+  end
+  redis.call('LPUSH', KEYS[2], unpack(reversed))
+end
+if delivered > 0 and timeout > 0 then
+  note_due(ms(now + timeout), queue)
+end
+return deliveries

@@ -1,0 +1,698 @@
+"""Contract of the MessageCache port, run against RedisMessageCache on a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from cqs.embedded.redis_server import EmbeddedRedis
+from cqs.errors import StorageUnavailable
+from cqs.model import (
+    CacheState,
+    DeleteOutcome,
+    Delivery,
+    Message,
+    MessageAttributeValue,
+    MessageCounts,
+    VisibilityOutcome,
+)
+from cqs.ports import MessageCache
+from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.keys import DUE_KEY, QueueKeys
+
+pytestmark = pytest.mark.timeout(60)
+
+TIMEOUT_MS = 30_000
+RETENTION_MS = 4 * 24 * 3600 * 1000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def queue_name() -> str:
+    return f"q-{uuid.uuid4().hex}"
+
+
+def make_message(body: str = "hello", *, sent_ms: int | None = None, delay_ms: int = 0) -> Message:
+    # by default sent a second ago, so it is deliverable at any `now` a test took before
+    sent = now_ms() - 1000 if sent_ms is None else sent_ms
+    return Message(
+        message_id=str(uuid.uuid1()),
+        body=body,
+        md5_of_body=hashlib.md5(body.encode()).hexdigest(),
+        sent_timestamp_ms=sent,
+        visible_at_ms=sent + delay_ms,
+        sender_id="AIDATEST",
+        message_attributes={"kind": MessageAttributeValue("String", string_value="test")},
+        md5_of_message_attributes="0" * 32,
+    )
+
+
+def nonces(count: int) -> list[str]:
+    return [uuid.uuid4().hex for _ in range(count)]
+
+
+async def ready_queue(cache: MessageCache) -> str:
+    name = queue_name()
+    assert await cache.begin_fill(name, "filler", 10_000)
+    assert await cache.finish_fill(name, "filler")
+    return name
+
+
+async def receive(
+    cache: MessageCache,
+    name: str,
+    at_ms: int,
+    *,
+    max_count: int = 10,
+    timeout_ms: int = TIMEOUT_MS,
+    retention_ms: int = RETENTION_MS,
+) -> list[Delivery]:
+    deliveries = await cache.receive(name, max_count, timeout_ms, at_ms, retention_ms, nonces(max_count))
+    assert deliveries is not None, "the queue should be ready"
+    return deliveries
+
+
+def bodies(deliveries: Sequence[Delivery]) -> list[str]:
+    return [delivery.message.body for delivery in deliveries]
+
+
+@pytest.fixture
+async def raw_redis(redis_server: EmbeddedRedis) -> AsyncIterator[Redis]:
+    client: Redis = Redis.from_url(redis_server.url, decode_responses=True)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+# --- state and fill ---------------------------------------------------------------------
+
+
+async def test_a_queue_nobody_filled_is_absent(message_cache: RedisMessageCache) -> None:
+    assert await message_cache.state(queue_name()) is CacheState.ABSENT
+
+
+async def test_sends_to_an_absent_queue_are_refused_and_add_nothing(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    assert not await message_cache.add(name, [make_message()], now_ms())
+    assert await message_cache.counts(name, now_ms()) == MessageCounts(0, 0, 0)
+
+
+async def test_receive_returns_none_unless_the_queue_is_ready(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    assert await message_cache.receive(name, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"]) is None
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.add(name, [make_message()], now_ms())
+    assert await message_cache.receive(name, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"]) is None
+
+
+async def test_fill_lease_goes_from_absent_to_filling_to_ready(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    assert await message_cache.begin_fill(name, "first", 10_000)
+    assert await message_cache.state(name) is CacheState.FILLING
+    assert await message_cache.renew_fill(name, "first", 10_000)
+    assert await message_cache.finish_fill(name, "first")
+    assert await message_cache.state(name) is CacheState.READY
+
+
+async def test_a_second_owner_can_neither_begin_renew_nor_finish_a_running_fill(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    assert await message_cache.begin_fill(name, "first", 10_000)
+    assert not await message_cache.begin_fill(name, "second", 10_000)
+    assert not await message_cache.renew_fill(name, "second", 10_000)
+    assert not await message_cache.finish_fill(name, "second")
+    assert await message_cache.state(name) is CacheState.FILLING
+
+
+async def test_a_ready_queue_cannot_be_filled_again(message_cache: RedisMessageCache) -> None:
+    name = await ready_queue(message_cache)
+    assert not await message_cache.begin_fill(name, "another", 10_000)
+    assert await message_cache.state(name) is CacheState.READY
+
+
+async def test_an_expired_lease_lets_another_owner_fill_and_the_first_one_lose(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    assert await message_cache.begin_fill(name, "slow", 50)
+    await asyncio.sleep(0.2)
+    assert await message_cache.state(name) is CacheState.ABSENT
+    assert await message_cache.begin_fill(name, "fast", 10_000)
+    assert not await message_cache.renew_fill(name, "slow", 10_000)
+    assert not await message_cache.finish_fill(name, "slow")
+    assert await message_cache.finish_fill(name, "fast")
+
+
+async def test_beginning_a_fill_clears_messages_a_previous_cache_left_behind(
+    message_cache: RedisMessageCache, raw_redis: Redis
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("stale"), make_message("late", delay_ms=5000)], now)
+    await receive(message_cache, name, now, max_count=1)
+    await raw_redis.delete(QueueKeys(name).state)  # as if the lease had lapsed long ago
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 0)
+    assert await raw_redis.zscore(DUE_KEY, name) is None
+
+
+async def test_load_adds_messages_while_filling_and_skips_those_already_cached(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    now = now_ms()
+    sent_during_fill, stored = make_message("sent"), make_message("stored")
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.add(name, [sent_during_fill], now)
+    await message_cache.load(name, [sent_during_fill, stored], now)
+    assert await message_cache.finish_fill(name, "filler")
+    assert sorted(bodies(await receive(message_cache, name, now))) == ["sent", "stored"]
+
+
+async def test_load_does_not_bring_back_messages_deleted_during_the_fill(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    now = now_ms()
+    never_cached, cached, kept = make_message("a"), make_message("b"), make_message("c")
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    await message_cache.load(name, [cached], now)
+    deleted = await message_cache.delete(name, never_cached.message_id, "nonce")
+    assert deleted is DeleteOutcome.NOT_CACHED
+    assert await message_cache.delete(name, cached.message_id, "nonce") is DeleteOutcome.DELETED
+    await message_cache.load(name, [never_cached, cached, kept], now)
+    assert await message_cache.finish_fill(name, "filler")
+    assert bodies(await receive(message_cache, name, now)) == ["c"]
+
+
+async def test_load_adds_nothing_unless_a_fill_is_running(message_cache: RedisMessageCache) -> None:
+    absent, ready = queue_name(), await ready_queue(message_cache)
+    await message_cache.load(absent, [make_message()], now_ms())
+    await message_cache.load(ready, [make_message()], now_ms())
+    assert await message_cache.counts(absent, now_ms()) == MessageCounts(0, 0, 0)
+    assert await message_cache.counts(ready, now_ms()) == MessageCounts(0, 0, 0)
+
+
+async def test_load_respects_the_delay_of_stored_messages(message_cache: RedisMessageCache) -> None:
+    name = queue_name()
+    now = now_ms()
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    await message_cache.load(name, [make_message("later", sent_ms=now, delay_ms=5000)], now)
+    assert await message_cache.finish_fill(name, "filler")
+    assert await receive(message_cache, name, now) == []
+    assert bodies(await receive(message_cache, name, now + 5000)) == ["later"]
+
+
+# --- send, receive, delete --------------------------------------------------------------
+
+
+async def test_a_sent_message_is_received_whole_with_its_receipt_details(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    message = make_message("Grüße")
+    now = now_ms()
+    assert await message_cache.add(name, [message], now)
+    deliveries = await message_cache.receive(name, 10, TIMEOUT_MS, now, RETENTION_MS, ["n1", "n2"])
+    assert deliveries == [
+        Delivery(message=message, receive_count=1, first_receive_timestamp_ms=now, receipt_nonce="n1")
+    ]
+
+
+async def test_messages_are_received_in_the_order_they_were_sent(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("1"), make_message("2"), make_message("3")], now)
+    await message_cache.add(name, [make_message("4")], now)
+    assert bodies(await receive(message_cache, name, now, max_count=3)) == ["1", "2", "3"]
+    assert bodies(await receive(message_cache, name, now, max_count=3)) == ["4"]
+
+
+async def test_a_received_message_is_hidden_from_the_next_receive(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message()], now)
+    assert len(await receive(message_cache, name, now)) == 1
+    assert await receive(message_cache, name, now + TIMEOUT_MS - 1) == []
+
+
+async def test_receive_hands_out_no_more_messages_than_it_has_nonces(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message(str(index)) for index in range(5)], now)
+    deliveries = await message_cache.receive(name, 5, TIMEOUT_MS, now, RETENTION_MS, ["a", "b"])
+    assert deliveries is not None
+    assert [delivery.receipt_nonce for delivery in deliveries] == ["a", "b"]
+
+
+async def test_adding_the_same_message_twice_caches_it_once(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    message = make_message()
+    now = now_ms()
+    await message_cache.add(name, [message], now)
+    await message_cache.add(name, [message], now)
+    assert await message_cache.counts(name, now) == MessageCounts(1, 0, 0)
+
+
+async def test_a_received_message_is_deleted_with_its_handle(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message()], now)
+    [delivery] = await receive(message_cache, name, now)
+    outcome = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    assert outcome is DeleteOutcome.DELETED
+    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 0)
+    assert await receive(message_cache, name, now + TIMEOUT_MS) == []
+    again = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    assert again is DeleteOutcome.NOT_CACHED
+
+
+async def test_deleting_an_unknown_message_of_a_ready_queue_is_not_cached(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    outcome = await message_cache.delete(name, str(uuid.uuid1()), "nonce")
+    assert outcome is DeleteOutcome.NOT_CACHED
+
+
+async def test_a_handle_from_an_earlier_receive_is_stale_and_deletes_nothing(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message()], now)
+    [first] = await receive(message_cache, name, now, timeout_ms=1000)
+    [second] = await receive(message_cache, name, now + 1000, timeout_ms=1000)
+    assert second.receive_count == 2
+    outcome = await message_cache.delete(name, first.message.message_id, first.receipt_nonce)
+    assert outcome is DeleteOutcome.STALE_HANDLE
+    assert (await message_cache.counts(name, now + 1000)).in_flight == 1
+    current = await message_cache.delete(name, second.message.message_id, second.receipt_nonce)
+    assert current is DeleteOutcome.DELETED
+
+
+async def test_a_message_visible_again_after_its_timeout_is_deleted_with_its_last_handle(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("old"), make_message("other")], now)
+    [delivery] = await receive(message_cache, name, now, max_count=1, timeout_ms=1000)
+    assert await message_cache.release_due(now + 1000, 100) == [name]
+    outcome = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    assert outcome is DeleteOutcome.DELETED
+    assert bodies(await receive(message_cache, name, now + 1000)) == ["other"]
+
+
+async def test_a_delayed_message_can_be_deleted_before_it_is_delivered(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    message = make_message(sent_ms=now, delay_ms=5000)
+    await message_cache.add(name, [message], now)
+    assert await message_cache.delete(name, message.message_id, "") is DeleteOutcome.DELETED
+    assert await receive(message_cache, name, now + 5000) == []
+
+
+# --- delays, timeouts and the sweep -----------------------------------------------------
+
+
+async def test_a_delayed_message_is_delivered_only_once_its_delay_has_passed(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("late", sent_ms=now, delay_ms=5000)], now)
+    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 1)
+    assert await receive(message_cache, name, now + 4999) == []
+    assert bodies(await receive(message_cache, name, now + 5000)) == ["late"]
+
+
+async def test_hidden_message_becomes_visible_after_timeout(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message()], now)
+    [first] = await receive(message_cache, name, now, timeout_ms=1000)
+    assert await receive(message_cache, name, now + 999) == []
+    [second] = await receive(message_cache, name, now + 1000, timeout_ms=1000)
+    assert second.message == first.message
+    assert second.receive_count == 2
+    assert second.first_receive_timestamp_ms == now
+
+
+async def test_messages_back_from_flight_are_received_before_newer_ones(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("first")], now)
+    await receive(message_cache, name, now, timeout_ms=1000)
+    await message_cache.add(name, [make_message("second")], now)
+    assert bodies(await receive(message_cache, name, now + 1000)) == ["first", "second"]
+
+
+async def test_a_zero_visibility_timeout_leaves_the_message_visible(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("a"), make_message("b")], now)
+    assert bodies(await receive(message_cache, name, now, timeout_ms=0)) == ["a", "b"]
+    assert await message_cache.counts(name, now) == MessageCounts(2, 0, 0)
+    again = await receive(message_cache, name, now, timeout_ms=0)
+    assert bodies(again) == ["a", "b"]
+    assert [delivery.receive_count for delivery in again] == [2, 2]
+
+
+async def test_messages_older_than_the_retention_period_are_dropped_not_delivered(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    old, fresh = make_message("old", sent_ms=now - 10_000), make_message("fresh", sent_ms=now)
+    await message_cache.add(name, [old, fresh], now)
+    assert bodies(await receive(message_cache, name, now, retention_ms=5_000)) == ["fresh"]
+    assert await message_cache.delete(name, old.message_id, "") is DeleteOutcome.NOT_CACHED
+
+
+async def test_release_due_returns_queues_whose_hidden_messages_are_due(
+    message_cache: RedisMessageCache,
+) -> None:
+    hidden, delayed, quiet = [await ready_queue(message_cache) for _ in range(3)]
+    now = now_ms()
+    await message_cache.add(hidden, [make_message()], now)
+    await receive(message_cache, hidden, now, timeout_ms=1000)
+    await message_cache.add(delayed, [make_message(sent_ms=now, delay_ms=1000)], now)
+    await message_cache.add(quiet, [make_message(sent_ms=now, delay_ms=60_000)], now)
+    assert set(await message_cache.release_due(now + 999, 100)).isdisjoint({hidden, delayed})
+    released = await message_cache.release_due(now + 1000, 100)
+    assert {hidden, delayed} <= set(released)
+    assert quiet not in released
+    assert await message_cache.counts(hidden, now + 1000) == MessageCounts(1, 0, 0)
+    assert await message_cache.counts(delayed, now + 1000) == MessageCounts(1, 0, 0)
+    assert hidden not in await message_cache.release_due(now + 1000, 100)
+
+
+async def test_release_due_forgets_a_queue_once_nothing_is_hidden(
+    message_cache: RedisMessageCache, raw_redis: Redis
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message(), make_message()], now)
+    await receive(message_cache, name, now, max_count=1, timeout_ms=1000)
+    await receive(message_cache, name, now, max_count=1, timeout_ms=3000)
+    assert await raw_redis.zscore(DUE_KEY, name) == now + 1000
+    await message_cache.release_due(now + 1000, 100)
+    assert await raw_redis.zscore(DUE_KEY, name) == now + 3000
+    await message_cache.release_due(now + 3000, 100)
+    assert await raw_redis.zscore(DUE_KEY, name) is None
+
+
+async def test_release_due_moves_at_most_the_limit_and_leaves_the_rest_due(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message(str(index)) for index in range(5)], now)
+    await receive(message_cache, name, now, timeout_ms=1000)
+    await message_cache.release_due(now + 1000, 3)
+    assert (await message_cache.counts(name, now)).in_flight == 2
+    assert name in await message_cache.release_due(now + 1000, 3)
+    assert (await message_cache.counts(name, now)).in_flight == 0
+
+
+async def test_next_due_ms_is_the_earliest_return_of_a_hidden_or_delayed_message(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    assert await message_cache.next_due_ms(name) is None
+    await message_cache.add(name, [make_message(sent_ms=now, delay_ms=7000)], now)
+    assert await message_cache.next_due_ms(name) == now + 7000
+    await message_cache.add(name, [make_message()], now)
+    await receive(message_cache, name, now, timeout_ms=2000)
+    assert await message_cache.next_due_ms(name) == now + 2000
+
+
+# --- change visibility ------------------------------------------------------------------
+
+
+async def test_change_visibility_extends_the_time_a_message_stays_hidden(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message()], now)
+    [delivery] = await receive(message_cache, name, now, timeout_ms=1000)
+    outcome = await message_cache.change_visibility(
+        name, delivery.message.message_id, delivery.receipt_nonce, now + 60_000
+    )
+    assert outcome is VisibilityOutcome.CHANGED
+    assert await receive(message_cache, name, now + 59_999) == []
+    assert len(await receive(message_cache, name, now + 60_000)) == 1
+
+
+async def test_change_visibility_to_now_makes_the_message_visible_at_once(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("back"), make_message("newer")], now)
+    [delivery] = await receive(message_cache, name, now, max_count=1)
+    outcome = await message_cache.change_visibility(
+        name, delivery.message.message_id, delivery.receipt_nonce, now
+    )
+    assert outcome is VisibilityOutcome.CHANGED
+    assert await message_cache.counts(name, now) == MessageCounts(2, 0, 0)
+    assert bodies(await receive(message_cache, name, now)) == ["back", "newer"]
+
+
+async def test_change_visibility_with_an_earlier_receives_handle_is_stale(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message()], now)
+    [first] = await receive(message_cache, name, now - 5000, timeout_ms=1000)
+    assert len(await receive(message_cache, name, now, timeout_ms=60_000)) == 1
+    outcome = await message_cache.change_visibility(
+        name, first.message.message_id, first.receipt_nonce, now + 1000
+    )
+    assert outcome is VisibilityOutcome.STALE_HANDLE
+    assert await message_cache.next_due_ms(name) == now + 60_000
+
+
+async def test_change_visibility_of_a_message_not_in_flight_changes_nothing(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    visible, delayed = make_message(), make_message(sent_ms=now, delay_ms=60_000)
+    await message_cache.add(name, [visible, delayed], now)
+    for message in (visible, delayed):
+        outcome = await message_cache.change_visibility(name, message.message_id, "", now + 1000)
+        assert outcome is VisibilityOutcome.NOT_IN_FLIGHT
+    unknown = await message_cache.change_visibility(name, str(uuid.uuid1()), "", now + 1000)
+    assert unknown is VisibilityOutcome.NOT_IN_FLIGHT
+    assert await message_cache.counts(name, now) == MessageCounts(1, 0, 1)
+
+
+async def test_change_visibility_after_the_timeout_passed_finds_the_message_not_in_flight(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    long_ago = now_ms() - 10_000
+    await message_cache.add(name, [make_message(sent_ms=long_ago)], long_ago)
+    [delivery] = await receive(message_cache, name, long_ago, timeout_ms=1000)
+    outcome = await message_cache.change_visibility(
+        name, delivery.message.message_id, delivery.receipt_nonce, now_ms() + 60_000
+    )
+    assert outcome is VisibilityOutcome.NOT_IN_FLIGHT
+
+
+# --- counts, purge, drop ----------------------------------------------------------------
+
+
+async def test_counts_tell_visible_in_flight_and_delayed_messages_apart(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message() for _ in range(4)], now)
+    await message_cache.add(name, [make_message(sent_ms=now, delay_ms=5000)], now)
+    await receive(message_cache, name, now, max_count=2, timeout_ms=1000)
+    assert await message_cache.counts(name, now) == MessageCounts(2, 2, 1)
+    # hidden messages already due count as visible, before any sweep moves them
+    assert await message_cache.counts(name, now + 5000) == MessageCounts(5, 0, 0)
+
+
+async def test_purge_removes_every_message_and_keeps_the_queue_ready(
+    message_cache: RedisMessageCache, raw_redis: Redis
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message(), make_message(sent_ms=now, delay_ms=5000)], now)
+    await message_cache.add(name, [make_message()], now)
+    await receive(message_cache, name, now, max_count=1)
+    await message_cache.purge(name)
+    assert await message_cache.state(name) is CacheState.READY
+    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 0)
+    assert await raw_redis.zscore(DUE_KEY, name) is None
+    assert await message_cache.add(name, [make_message("after")], now)
+    assert bodies(await receive(message_cache, name, now)) == ["after"]
+
+
+async def test_drop_forgets_the_queue_entirely(
+    message_cache: RedisMessageCache, raw_redis: Redis
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message(), make_message()], now)
+    await receive(message_cache, name, now, max_count=1)
+    await message_cache.drop(name)
+    assert await message_cache.state(name) is CacheState.ABSENT
+    assert await raw_redis.exists(*QueueKeys(name).script_keys()[:-1]) == 0
+    assert await raw_redis.zscore(DUE_KEY, name) is None
+
+
+# --- servers ----------------------------------------------------------------------------
+
+
+async def test_queues_live_on_the_server_the_ring_picks_and_each_server_is_used(
+    tmp_path: Path, redis_server: EmbeddedRedis
+) -> None:
+    with EmbeddedRedis(tmp_path / "second") as second:
+        urls = [redis_server.url, second.url]
+        cache = RedisMessageCache(urls)
+        try:
+            by_server: dict[str, str] = {}
+            while len(by_server) < 2:
+                name = queue_name()
+                by_server.setdefault(cache.server_for(name), name)
+            now = now_ms()
+            for url, name in by_server.items():
+                assert await cache.begin_fill(name, "filler", 10_000)
+                assert await cache.finish_fill(name, "filler")
+                await cache.add(name, [make_message(url)], now)
+                await cache.receive(name, 1, 1000, now, RETENTION_MS, ["n"])
+                client: Redis = Redis.from_url(url, decode_responses=True)
+                try:
+                    assert await client.get(QueueKeys(name).state) == "ready"
+                    assert await client.zscore(DUE_KEY, name) == now + 1000
+                finally:
+                    await client.aclose()
+            assert set(await cache.release_due(now + 1000, 100)) >= set(by_server.values())
+        finally:
+            await cache.close()
+
+
+async def test_a_killed_server_makes_calls_fail_with_storage_unavailable(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "doomed")
+    server.start()
+    cache = RedisMessageCache([server.url], down_seconds=0.0)
+    try:
+        name = await ready_queue(cache)
+        server.kill()
+        with pytest.raises(StorageUnavailable):
+            await cache.state(name)
+        with pytest.raises(StorageUnavailable):
+            await cache.receive(name, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"])
+        with pytest.raises(StorageUnavailable):
+            await cache.counts(name, now_ms())
+    finally:
+        await cache.close()
+        server.stop()
+
+
+async def test_a_server_remembered_as_down_fails_calls_without_trying_it(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path / "flaky")
+    server.start()
+    cache = RedisMessageCache([server.url], down_seconds=3600.0)
+    try:
+        name = queue_name()
+        server.kill()
+        with pytest.raises(StorageUnavailable):
+            await cache.state(name)
+        # the same port answers again, but the breaker still holds the server down
+        restarted = EmbeddedRedis(tmp_path / "flaky", port=server.port)
+        restarted.start()
+        try:
+            with pytest.raises(StorageUnavailable):
+                await cache.state(name)
+        finally:
+            restarted.stop()
+    finally:
+        await cache.close()
+        server.stop()
+
+
+async def test_a_restarted_server_comes_back_empty_so_its_queues_are_absent(
+    tmp_path: Path,
+) -> None:
+    server = EmbeddedRedis(tmp_path / "restarted")
+    server.start()
+    cache = RedisMessageCache([server.url], down_seconds=0.0)
+    try:
+        name = await ready_queue(cache)
+        await cache.add(name, [make_message()], now_ms())
+        server.kill()
+        with pytest.raises(StorageUnavailable):
+            await cache.state(name)
+        server = EmbeddedRedis(tmp_path / "restarted", port=server.port)
+        server.start()
+        assert await cache.state(name) is CacheState.ABSENT
+        assert await cache.begin_fill(name, "filler", 10_000)  # scripts are loaded again
+    finally:
+        await cache.close()
+        server.stop()
+
+
+async def test_release_due_skips_an_unreachable_server_and_sweeps_the_others(
+    tmp_path: Path, redis_server: EmbeddedRedis
+) -> None:
+    doomed = EmbeddedRedis(tmp_path / "doomed")
+    doomed.start()
+    cache = RedisMessageCache([redis_server.url, doomed.url])
+    try:
+        name = queue_name()
+        while cache.server_for(name) != redis_server.url:
+            name = queue_name()
+        now = now_ms()
+        assert await cache.begin_fill(name, "filler", 10_000)
+        assert await cache.finish_fill(name, "filler")
+        await cache.add(name, [make_message(sent_ms=now, delay_ms=1000)], now)
+        doomed.kill()
+        assert name in await cache.release_due(now + 1000, 100)
+    finally:
+        await cache.close()
+        doomed.stop()
