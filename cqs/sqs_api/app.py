@@ -1,0 +1,220 @@
+"""The aiohttp face of the SQS API: routes, the error middleware and request ids.
+
+Owns the HTTP plumbing: POST and GET on `/` and on a queue's own URL
+(`/{account_id}/{queue_name}`), reading the body under a size cap, sniffing the protocol,
+dispatching through `handlers.HANDLERS`, rendering the result or the error in the request's
+protocol, and an `x-amzn-RequestId` on every answer. Any exception the error table does not
+map is logged with its traceback and answered as a 500 InternalError.
+
+Imports aiohttp, the service (for its type) and the other `sqs_api` modules; never Redis,
+Cassandra or any adapter: `cqs/main.py` builds the service and hands it in.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from cqs.errors import CqsError, StorageUnavailable, UnknownAction
+from cqs.service import QueueService
+from cqs.sqs_api.errors import (
+    InternalError,
+    RenderedError,
+    render_json_error,
+    render_query_error,
+)
+from cqs.sqs_api.handlers import HANDLERS, ApiCall
+from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE, render_json_result
+from cqs.sqs_api.protocol import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    Protocol,
+    RequestTooLarge,
+    UnknownOperation,
+    decode_json_request,
+    decode_query_request,
+    detect_protocol,
+)
+from cqs.sqs_api.query_codec import XML_CONTENT_TYPE, render_query_result
+from cqs.sqs_api.urls import base_url_for, queue_url
+
+logger = logging.getLogger(__name__)
+
+REQUEST_ID_HEADER = "x-amzn-RequestId"
+_READ_CHUNK_BYTES = 64 * 1024
+_REQUEST_ID = web.RequestKey("cqs_sqs_request_id", str)
+_PROTOCOL = web.RequestKey("cqs_sqs_protocol", Protocol)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSettings:
+    account_id: str
+    base_url: str | None  # fixed `http://host:port` for queue URLs; None: the request's Host
+    region: str
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+
+
+# The service, or a function giving it: the composition root may build the service on
+# startup (in a cleanup context), after the app and its routes exist.
+ServiceSource = QueueService | Callable[[], QueueService]
+
+SERVICE_PROVIDER_KEY: web.AppKey[Callable[[], QueueService]] = web.AppKey(
+    "cqs_sqs_service_provider"
+)
+SETTINGS_KEY = web.AppKey("cqs_sqs_settings", ApiSettings)
+
+
+def create_api_app(
+    service: ServiceSource,
+    *,
+    account_id: str,
+    base_url: str | None,
+    region: str,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+) -> web.Application:
+    """An application serving the SQS API (both protocols) over `service`.
+
+    `service` is the QueueService, or a function returning it once storage is connected.
+    """
+    app = web.Application(client_max_size=max_request_bytes)
+    add_sqs_routes(
+        app,
+        service,
+        account_id=account_id,
+        base_url=base_url,
+        region=region,
+        max_request_bytes=max_request_bytes,
+    )
+    return app
+
+
+def add_sqs_routes(
+    app: web.Application,
+    service: ServiceSource,
+    *,
+    account_id: str,
+    base_url: str | None,
+    region: str,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+) -> None:
+    """Add the SQS routes and their error middleware to `app` (before it starts).
+
+    The middleware leaves every other route of `app` (an admin sub-app, health checks) alone.
+    """
+    app[SERVICE_PROVIDER_KEY] = _provider(service)
+    app[SETTINGS_KEY] = ApiSettings(account_id, base_url, region, max_request_bytes)
+    app.middlewares.append(sqs_error_middleware)
+    for path in ("/", "/{account_id}/{queue_name}"):
+        app.router.add_route("POST", path, sqs_endpoint)
+        app.router.add_route("GET", path, sqs_endpoint)
+
+
+def _provider(service: ServiceSource) -> Callable[[], QueueService]:
+    if isinstance(service, QueueService) or not callable(service):
+        fixed = service
+        return lambda: fixed
+    return service
+
+
+async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
+    settings = request.config_dict[SETTINGS_KEY]
+    target = request.headers.get("X-Amz-Target")
+    protocol = detect_protocol(target, request.headers.get("Content-Type"))
+    request[_PROTOCOL] = protocol
+    body = await _read_body(request, settings.max_request_bytes)
+    if protocol is Protocol.JSON:
+        decoded = decode_json_request(target, body)
+    else:
+        decoded = decode_query_request(request.query_string, body)
+
+    handler = HANDLERS.get(decoded.action)
+    if handler is None:
+        if protocol is Protocol.JSON:
+            raise UnknownOperation(
+                f"The operation {decoded.action} is not valid for this endpoint."
+            )
+        raise UnknownAction(f"The action {decoded.action} is not valid for this endpoint.")
+
+    base_url = base_url_for(settings.base_url, request.scheme, request.host)
+    queue_name = request.match_info.get("queue_name")
+    if queue_name:  # posted to the queue's own URL: it names the queue
+        account = request.match_info.get("account_id", settings.account_id)
+        decoded = decoded.with_queue_url(queue_url(base_url, account, queue_name))
+
+    call = ApiCall(decoded, base_url, settings.account_id)
+    result = await handler(request.config_dict[SERVICE_PROVIDER_KEY](), call)
+    request_id = _request_id(request)
+    if protocol is Protocol.JSON:
+        return web.Response(
+            body=render_json_result(result),
+            content_type=JSON_CONTENT_TYPE,
+            headers={REQUEST_ID_HEADER: request_id},
+        )
+    return web.Response(
+        body=render_query_result(decoded.action, result, request_id),
+        content_type=XML_CONTENT_TYPE,
+        headers={REQUEST_ID_HEADER: request_id},
+    )
+
+
+@web.middleware
+async def sqs_error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.match_info.handler is not sqs_endpoint:
+        return await handler(request)
+    request[_REQUEST_ID] = str(uuid.uuid4())
+    try:
+        return await handler(request)
+    except CqsError as error:
+        if isinstance(error, StorageUnavailable):
+            logger.warning("storage unavailable: %s", error)
+        return _error_response(request, error)
+    except web.HTTPException:
+        raise
+    except Exception:
+        logger.exception(
+            "unexpected error answering %s %s (request %s)",
+            request.method, request.path, request[_REQUEST_ID],
+        )
+        return _error_response(request, InternalError())
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    """The whole body, or RequestTooLarge as soon as it passes `limit` bytes.
+
+    Read here rather than through `client_max_size`, so the cap holds when the routes are
+    added to an application with another limit.
+    """
+    if request.content_length is not None and request.content_length > limit:
+        raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(_READ_CHUNK_BYTES):
+        size += len(chunk)
+        if size > limit:
+            raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _request_id(request: web.Request) -> str:
+    return request.get(_REQUEST_ID) or str(uuid.uuid4())
+
+
+def _error_response(request: web.Request, error: CqsError) -> web.Response:
+    protocol = request.get(_PROTOCOL)
+    if protocol is None:  # failed before sniffing: sniff now
+        protocol = detect_protocol(
+            request.headers.get("X-Amz-Target"), request.headers.get("Content-Type")
+        )
+    render = render_json_error if protocol is Protocol.JSON else render_query_error
+    rendered: RenderedError = render(error, _request_id(request))
+    return web.Response(
+        status=rendered.status,
+        body=rendered.body,
+        content_type=rendered.content_type,
+        headers=dict(rendered.headers),
+    )

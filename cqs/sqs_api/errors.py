@@ -1,0 +1,225 @@
+"""The one table from `cqs.errors` classes to SQS wire errors, and their rendering.
+
+Owns, for every error a client may see: the query-protocol code, the JSON `__type`, the HTTP
+status and whether the sender is at fault; and the two error bodies (XML `ErrorResponse`
+for the query protocol; `{"__type", "message"}` plus the `x-amzn-query-error` header for
+JSON 1.0, which botocore reads to give clients the classic query code). The few wire-only
+errors the protocol layer raises (missing action, oversized body...) live in `protocol.py`.
+
+Codes and statuses follow the SQS Smithy model's `awsQueryError` traits (e.g.
+QueueDoesNotExist -> AWS.SimpleQueueService.NonExistentQueue, ReceiptHandleIsInvalid ->
+404) and the SQS API reference "Common Errors" page for the unmodelled ones.
+
+Imports `cqs.errors` and the two codecs' text helpers: never the service, aiohttp or storage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cqs import errors
+from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE
+from cqs.sqs_api.protocol import MalformedJson, MissingAction, RequestTooLarge, UnknownOperation
+from cqs.sqs_api.query_codec import XML_CONTENT_TYPE, XML_NAMESPACE, xml_text
+
+QUERY_ERROR_HEADER = "x-amzn-query-error"
+
+_SQS = "com.amazonaws.sqs#"
+_CORAL = "com.amazon.coral.service#"
+
+
+class InternalError(errors.CqsError):
+    """Anything unexpected (rendered for any exception the table does not map)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireError:
+    """How one error class looks on the wire."""
+
+    query_code: str
+    json_type: str
+    status: int
+    sender_fault: bool = True
+    default_message: str = ""
+
+    @property
+    def fault(self) -> str:
+        return "Sender" if self.sender_fault else "Receiver"
+
+
+def _sqs(
+    query_code: str, json_name: str, status: int = 400, default_message: str = ""
+) -> WireError:
+    return WireError(query_code, _SQS + json_name, status, True, default_message)
+
+
+_AWS = "AWS.SimpleQueueService."
+
+ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
+    # the request itself
+    errors.MalformedRequest: _sqs(
+        "MalformedQueryString", "MalformedQueryString", 400, "The query string is malformed."
+    ),
+    MalformedJson: WireError(
+        "SerializationException", _CORAL + "SerializationException", 400, True,
+        "The request body is not a valid JSON object.",
+    ),
+    errors.UnknownAction: _sqs(
+        "InvalidAction", "InvalidAction", 400, "The action is not valid for this endpoint."
+    ),
+    UnknownOperation: WireError(
+        "InvalidAction", _CORAL + "UnknownOperationException", 400, True,
+        "The operation is not valid for this endpoint.",
+    ),
+    MissingAction: _sqs("MissingAction", "MissingAction", 400, "The request names no action."),
+    errors.MissingParameter: _sqs(
+        "MissingParameter", "MissingParameter", 400, "A required parameter is missing."
+    ),
+    errors.InvalidParameterValue: _sqs(
+        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "An invalid or out-of-range value was supplied for the input parameter.",
+    ),
+    errors.InvalidAttributeName: _sqs(
+        "InvalidAttributeName", "InvalidAttributeName", 400, "Unknown attribute."
+    ),
+    errors.InvalidAttributeValue: _sqs(
+        "InvalidAttributeValue", "InvalidAttributeValue", 400, "Invalid attribute value."
+    ),
+    errors.InvalidMessageContents: _sqs(
+        "InvalidMessageContents", "InvalidMessageContents", 400,
+        "The message contains characters outside the allowed set.",
+    ),
+    # AWS reports an oversized message as a plain InvalidParameterValue.
+    errors.MessageTooLong: _sqs(
+        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "One or more parameters are invalid. Reason: Message must be shorter than the "
+        "queue's maximum message size.",
+    ),
+    errors.InvalidAddress: _sqs(
+        "InvalidAddress", "InvalidAddress", 404, "The specified queue address is not valid."
+    ),
+    RequestTooLarge: _sqs(
+        "RequestEntityTooLarge", "RequestEntityTooLarge", 413, "The request body is too large."
+    ),
+    # queues
+    errors.QueueDoesNotExist: _sqs(
+        _AWS + "NonExistentQueue", "QueueDoesNotExist", 400,
+        "The specified queue does not exist.",
+    ),
+    errors.QueueNameExists: _sqs(
+        "QueueAlreadyExists", "QueueNameExists", 400,
+        "A queue already exists with the same name and a different value for attribute(s).",
+    ),
+    # No SQS code of its own: AWS answers too many tags with InvalidParameterValue.
+    errors.TooManyTags: _sqs(
+        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "Too many tags: a queue may have at most 50 tags.",
+    ),
+    # messages and receipt handles
+    errors.ReceiptHandleIsInvalid: _sqs(
+        "ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", 404,
+        "The input receipt handle is invalid.",
+    ),
+    errors.MessageNotInflight: _sqs(
+        _AWS + "MessageNotInflight", "MessageNotInflight", 400,
+        "The message referred to isn't in flight.",
+    ),
+    # batches
+    errors.EmptyBatchRequest: _sqs(
+        _AWS + "EmptyBatchRequest", "EmptyBatchRequest", 400,
+        "The batch request doesn't contain any entries.",
+    ),
+    errors.TooManyEntriesInBatchRequest: _sqs(
+        _AWS + "TooManyEntriesInBatchRequest", "TooManyEntriesInBatchRequest", 400,
+        "The batch request contains more entries than permissible.",
+    ),
+    errors.BatchEntryIdsNotDistinct: _sqs(
+        _AWS + "BatchEntryIdsNotDistinct", "BatchEntryIdsNotDistinct", 400,
+        "Two or more batch entries in the request have the same Id.",
+    ),
+    errors.InvalidBatchEntryId: _sqs(
+        _AWS + "InvalidBatchEntryId", "InvalidBatchEntryId", 400,
+        "The Id of a batch entry in a batch request doesn't abide by the specification.",
+    ),
+    errors.BatchRequestTooLong: _sqs(
+        _AWS + "BatchRequestTooLong", "BatchRequestTooLong", 400,
+        "The length of all the messages put together is more than the limit.",
+    ),
+    # the service
+    errors.StorageUnavailable: WireError(
+        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
+        "The service is unavailable. Please retry the request.",
+    ),
+    errors.UnsupportedOperation: _sqs(
+        _AWS + "UnsupportedOperation", "UnsupportedOperation", 400,
+        "Error code 400. Unsupported operation.",
+    ),
+    InternalError: WireError(
+        "InternalError", _SQS + "InternalError", 500, False,
+        "We encountered an internal error. Please try again.",
+    ),
+}
+
+
+def wire_error_for(error: errors.CqsError) -> WireError:
+    """The table entry of the most specific mapped class; InternalError if none is mapped."""
+    for cls in type(error).__mro__:
+        if cls is errors.CqsError:
+            break
+        entry = ERROR_TABLE.get(cls)
+        if entry is not None:
+            return entry
+    return ERROR_TABLE[InternalError]
+
+
+def is_mapped(error_class: type[errors.CqsError]) -> bool:
+    """Whether the table names this class or one of its bases (short of CqsError)."""
+    return any(
+        cls in ERROR_TABLE for cls in error_class.__mro__ if cls is not errors.CqsError
+    )
+
+
+def client_message(error: errors.CqsError) -> str:
+    return error.message or wire_error_for(error).default_message
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedError:
+    """An error response, ready for any HTTP framework."""
+
+    status: int
+    content_type: str
+    body: bytes
+    headers: Mapping[str, str]
+
+
+def render_json_error(error: errors.CqsError, request_id: str) -> RenderedError:
+    wire = wire_error_for(error)
+    body = json.dumps({"__type": wire.json_type, "message": client_message(error)})
+    return RenderedError(
+        status=wire.status,
+        content_type=JSON_CONTENT_TYPE,
+        body=body.encode("utf-8"),
+        headers={
+            QUERY_ERROR_HEADER: f"{wire.query_code};{wire.fault}",
+            "x-amzn-RequestId": request_id,
+        },
+    )
+
+
+def render_query_error(error: errors.CqsError, request_id: str) -> RenderedError:
+    wire = wire_error_for(error)
+    body = (
+        f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}">'
+        f"<Error><Type>{wire.fault}</Type><Code>{xml_text(wire.query_code)}</Code>"
+        f"<Message>{xml_text(client_message(error))}</Message><Detail/></Error>"
+        f"<RequestId>{xml_text(request_id)}</RequestId></ErrorResponse>"
+    )
+    return RenderedError(
+        status=wire.status,
+        content_type=XML_CONTENT_TYPE,
+        body=body.encode("utf-8"),
+        headers={"x-amzn-RequestId": request_id},
+    )

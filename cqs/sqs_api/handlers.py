@@ -1,0 +1,265 @@
+"""One async handler per SQS action, and the dict that dispatches to them.
+
+Each handler reads its request type (in the request's protocol), calls exactly one
+`QueueService` method, and returns a protocol-neutral result (the output shape's members by
+their model names) or None for actions without output; `json_codec` / `query_codec` render
+it. Queue URLs are turned into names on the way in and built from names on the way out.
+
+Imports the service (for its type), model values, pure helpers and the other `sqs_api`
+modules: never aiohttp, Redis or Cassandra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from cqs import checksums
+from cqs.model import BatchFailure, MessageAttributeValue, ReceivedMessage, SendResult
+from cqs.service import QueueService
+from cqs.sqs_api.errors import client_message, wire_error_for
+from cqs.sqs_api.protocol import DecodedRequest, Protocol, WireResult, WireValue
+from cqs.sqs_api.requests import (
+    AnyRequest,
+    ChangeMessageVisibilityBatchRequest,
+    ChangeMessageVisibilityRequest,
+    CreateQueueRequest,
+    DeleteMessageBatchRequest,
+    DeleteMessageRequest,
+    DeleteQueueRequest,
+    GetQueueAttributesRequest,
+    GetQueueUrlRequest,
+    ListQueuesRequest,
+    ListQueueTagsRequest,
+    PurgeQueueRequest,
+    ReceiveMessageRequest,
+    SendMessageBatchRequest,
+    SendMessageRequest,
+    SetQueueAttributesRequest,
+    TagQueueRequest,
+    UntagQueueRequest,
+)
+from cqs.sqs_api.urls import queue_name_from_url, queue_url
+
+
+@dataclass(frozen=True, slots=True)
+class ApiCall:
+    """One decoded request, with what is needed to build queue URLs for the answer."""
+
+    request: DecodedRequest
+    base_url: str
+    account_id: str
+
+    def read(self, request_type: type[AnyRequest]) -> AnyRequest:
+        if self.request.protocol is Protocol.QUERY:
+            return request_type.from_query(self.request.query_params)
+        return request_type.from_json(self.request.json_body)
+
+    def queue_url(self, queue_name: str) -> str:
+        return queue_url(self.base_url, self.account_id, queue_name)
+
+
+Handler = Callable[[QueueService, ApiCall], Awaitable[WireResult | None]]
+
+
+# --- result pieces ----------------------------------------------------------------------------
+
+def _failure(failure: BatchFailure) -> WireResult:
+    wire = wire_error_for(failure.error)
+    return {
+        "Id": failure.entry_id,
+        "SenderFault": wire.sender_fault,
+        "Code": wire.query_code,
+        "Message": client_message(failure.error),
+    }
+
+
+def _send_result(result: SendResult) -> dict[str, WireValue]:
+    return {
+        "MD5OfMessageBody": result.md5_of_body,
+        "MD5OfMessageAttributes": result.md5_of_message_attributes,
+        "MD5OfMessageSystemAttributes": result.md5_of_system_attributes,
+        "MessageId": result.message_id,
+        "SequenceNumber": result.sequence_number,
+    }
+
+
+def _attribute_value(value: MessageAttributeValue) -> WireResult:
+    return {
+        "StringValue": value.string_value,
+        "BinaryValue": value.binary_value,
+        "DataType": value.data_type,
+    }
+
+
+def _received(received: ReceivedMessage) -> WireResult:
+    message = received.delivery.message
+    attributes = received.message_attributes
+    return {
+        "MessageId": message.message_id,
+        "ReceiptHandle": received.receipt_handle,
+        "MD5OfBody": message.md5_of_body,
+        "Body": message.body,
+        "Attributes": dict(received.attributes) or None,
+        # Over the attributes returned, which is what the SDKs that check it recompute.
+        "MD5OfMessageAttributes": checksums.md5_of_message_attributes(attributes),
+        "MessageAttributes": {
+            name: _attribute_value(value) for name, value in attributes.items()
+        } or None,
+    }
+
+
+# --- queues -----------------------------------------------------------------------------------
+
+async def create_queue(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(CreateQueueRequest)
+    await service.create_queue(request.queue_name, request.attributes, request.tags)
+    return {"QueueUrl": call.queue_url(request.queue_name)}
+
+
+async def get_queue_url(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(GetQueueUrlRequest)
+    await service.get_queue_url(request.queue_name)
+    return {"QueueUrl": call.queue_url(request.queue_name)}
+
+
+async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(ListQueuesRequest)
+    names, next_token = await service.list_queues(
+        request.queue_name_prefix, request.max_results, request.next_token
+    )
+    return {
+        "QueueUrls": [call.queue_url(name) for name in names] or None,
+        "NextToken": next_token,
+    }
+
+
+async def delete_queue(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(DeleteQueueRequest)
+    await service.delete_queue(queue_name_from_url(request.queue_url))
+    return None
+
+
+async def get_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(GetQueueAttributesRequest)
+    attributes = await service.get_queue_attributes(
+        queue_name_from_url(request.queue_url), request.attribute_names
+    )
+    return {"Attributes": attributes or None}
+
+
+async def set_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(SetQueueAttributesRequest)
+    await service.set_queue_attributes(queue_name_from_url(request.queue_url), request.attributes)
+    return None
+
+
+async def purge_queue(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(PurgeQueueRequest)
+    await service.purge_queue(queue_name_from_url(request.queue_url))
+    return None
+
+
+async def tag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(TagQueueRequest)
+    await service.tag_queue(queue_name_from_url(request.queue_url), request.tags)
+    return None
+
+
+async def untag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(UntagQueueRequest)
+    await service.untag_queue(queue_name_from_url(request.queue_url), request.tag_keys)
+    return None
+
+
+async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(ListQueueTagsRequest)
+    tags = await service.list_queue_tags(queue_name_from_url(request.queue_url))
+    return {"Tags": tags or None}
+
+
+# --- messages ---------------------------------------------------------------------------------
+
+async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(SendMessageRequest)
+    result = await service.send_message(queue_name_from_url(request.queue_url), request.message)
+    return _send_result(result)
+
+
+async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(SendMessageBatchRequest)
+    batch = await service.send_message_batch(
+        queue_name_from_url(request.queue_url), request.entries
+    )
+    return {
+        "Successful": [{"Id": entry_id, **_send_result(result)}
+                       for entry_id, result in batch.successful],
+        "Failed": [_failure(failure) for failure in batch.failed],
+    }
+
+
+async def receive_message(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(ReceiveMessageRequest)
+    received = await service.receive_message(
+        queue_name_from_url(request.queue_url), request.receive
+    )
+    return {"Messages": [_received(message) for message in received] or None}
+
+
+async def delete_message(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(DeleteMessageRequest)
+    await service.delete_message(queue_name_from_url(request.queue_url), request.receipt_handle)
+    return None
+
+
+async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(DeleteMessageBatchRequest)
+    batch = await service.delete_message_batch(
+        queue_name_from_url(request.queue_url), request.entries
+    )
+    return {
+        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
+        "Failed": [_failure(failure) for failure in batch.failed],
+    }
+
+
+async def change_message_visibility(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(ChangeMessageVisibilityRequest)
+    await service.change_message_visibility(
+        queue_name_from_url(request.queue_url), request.receipt_handle, request.visibility_timeout
+    )
+    return None
+
+
+async def change_message_visibility_batch(
+    service: QueueService, call: ApiCall
+) -> WireResult | None:
+    request = call.read(ChangeMessageVisibilityBatchRequest)
+    batch = await service.change_message_visibility_batch(
+        queue_name_from_url(request.queue_url), request.entries
+    )
+    return {
+        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
+        "Failed": [_failure(failure) for failure in batch.failed],
+    }
+
+
+HANDLERS: Mapping[str, Handler] = {
+    "CreateQueue": create_queue,
+    "GetQueueUrl": get_queue_url,
+    "ListQueues": list_queues,
+    "DeleteQueue": delete_queue,
+    "GetQueueAttributes": get_queue_attributes,
+    "SetQueueAttributes": set_queue_attributes,
+    "PurgeQueue": purge_queue,
+    "TagQueue": tag_queue,
+    "UntagQueue": untag_queue,
+    "ListQueueTags": list_queue_tags,
+    "SendMessage": send_message,
+    "SendMessageBatch": send_message_batch,
+    "ReceiveMessage": receive_message,
+    "DeleteMessage": delete_message,
+    "DeleteMessageBatch": delete_message_batch,
+    "ChangeMessageVisibility": change_message_visibility,
+    "ChangeMessageVisibilityBatch": change_message_visibility_batch,
+}
