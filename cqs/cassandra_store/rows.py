@@ -1,0 +1,200 @@
+"""Pure mapping between Cassandra rows and cqs model values: no driver, no session, no I/O.
+
+Owns where a message lives (bucket and shard, derived from its version-1 UUID alone), the
+serialized form of a message in the `payload` cell, and the queue catalog row. Reused by
+the Spark data sources, so it imports only `cqs.model` and the standard library; never the
+driver, asyncio or any other adapter.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import uuid
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cqs.model import Message, MessageAttributeValue, Queue
+
+PAYLOAD_VERSION = 1
+
+# 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
+_UUID_EPOCH_OFFSET = 0x01B21DD213814000
+
+
+@dataclass(frozen=True, slots=True)
+class MessageLocation:
+    """The partition holding one message: its time bucket and its shard."""
+
+    bucket: int
+    shard: int
+
+
+def parse_message_id(message_id: str) -> uuid.UUID | None:
+    """The message id as a version-1 UUID, or None when it is not one (so it was never stored)."""
+    try:
+        parsed = uuid.UUID(message_id)
+    except (ValueError, AttributeError, TypeError):
+        return None
+    return parsed if parsed.version == 1 else None
+
+
+def uuid_time_ms(message_uuid: uuid.UUID) -> int:
+    """Milliseconds since the Unix epoch at which the version-1 UUID was generated."""
+    return (message_uuid.time - _UUID_EPOCH_OFFSET) // 10_000
+
+
+def bucket_of_ms(time_ms: int, bucket_seconds: int) -> int:
+    """The bucket number (start time in seconds divided by the bucket length) of an instant."""
+    return time_ms // (bucket_seconds * 1000)
+
+
+def bucket_end_ms(bucket: int, bucket_seconds: int) -> int:
+    return (bucket + 1) * bucket_seconds * 1000
+
+
+def message_location(message_uuid: uuid.UUID, bucket_seconds: int, shard_count: int) -> MessageLocation:
+    """Bucket from the UUID's timestamp; shard from a checksum of all its bytes.
+
+    The checksum covers the timestamp's low bits, so ids from one process (whose clock
+    sequence and node are constant) still spread evenly over the shards.
+    """
+    return MessageLocation(
+        bucket=bucket_of_ms(uuid_time_ms(message_uuid), bucket_seconds),
+        shard=zlib.crc32(message_uuid.bytes) % shard_count,
+    )
+
+
+# --- message payload -----------------------------------------------------------------------
+
+def _attributes_to_json(attributes: Mapping[str, MessageAttributeValue]) -> dict[str, Any]:
+    encoded: dict[str, Any] = {}
+    for name, value in attributes.items():
+        entry: dict[str, Any] = {"t": value.data_type}
+        if value.string_value is not None:
+            entry["s"] = value.string_value
+        if value.binary_value is not None:
+            entry["b"] = base64.b64encode(value.binary_value).decode("ascii")
+        encoded[name] = entry
+    return encoded
+
+
+def _attributes_from_json(encoded: Mapping[str, Any]) -> dict[str, MessageAttributeValue]:
+    return {
+        name: MessageAttributeValue(
+            data_type=entry["t"],
+            string_value=entry.get("s"),
+            binary_value=base64.b64decode(entry["b"]) if "b" in entry else None,
+        )
+        for name, entry in encoded.items()
+    }
+
+
+def encode_payload(message: Message) -> bytes:
+    """Everything about a message except its id, as the bytes of the `payload` cell (JSON)."""
+    document: dict[str, Any] = {
+        "v": PAYLOAD_VERSION,
+        "body": message.body,
+        "md5_body": message.md5_of_body,
+        "sent_ms": message.sent_timestamp_ms,
+        "visible_at_ms": message.visible_at_ms,
+        "sender": message.sender_id,
+    }
+    if message.message_attributes:
+        document["attrs"] = _attributes_to_json(message.message_attributes)
+    if message.md5_of_message_attributes is not None:
+        document["md5_attrs"] = message.md5_of_message_attributes
+    if message.system_attributes:
+        document["sys_attrs"] = _attributes_to_json(message.system_attributes)
+    if message.md5_of_system_attributes is not None:
+        document["md5_sys_attrs"] = message.md5_of_system_attributes
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def decode_payload(message_id: str, payload: bytes) -> Message:
+    document = json.loads(payload.decode("utf-8"))
+    if document.get("v") != PAYLOAD_VERSION:
+        raise ValueError(f"unknown message payload version {document.get('v')!r}")
+    return Message(
+        message_id=message_id,
+        body=document["body"],
+        md5_of_body=document["md5_body"],
+        sent_timestamp_ms=int(document["sent_ms"]),
+        visible_at_ms=int(document["visible_at_ms"]),
+        sender_id=document["sender"],
+        message_attributes=_attributes_from_json(document.get("attrs", {})),
+        md5_of_message_attributes=document.get("md5_attrs"),
+        system_attributes=_attributes_from_json(document.get("sys_attrs", {})),
+        md5_of_system_attributes=document.get("md5_sys_attrs"),
+    )
+
+
+def message_from_row(message_uuid: uuid.UUID, payload: bytes) -> Message:
+    return decode_payload(str(message_uuid), payload)
+
+
+# --- queue catalog -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class QueueRow:
+    """The columns of one `queues` row, in the order the store binds them."""
+
+    name: str
+    queue_id: str
+    attributes: dict[str, str]
+    tags: dict[str, str]
+    created_s: int
+    modified_s: int
+
+
+def queue_to_row(queue: Queue) -> QueueRow:
+    return QueueRow(
+        name=queue.name,
+        queue_id=queue.queue_id,
+        attributes=dict(queue.attributes),
+        tags=dict(queue.tags),
+        created_s=queue.created_timestamp,
+        modified_s=queue.last_modified_timestamp,
+    )
+
+
+def queue_from_row(
+    name: str,
+    queue_id: str,
+    attributes: Mapping[str, str] | None,
+    tags: Mapping[str, str] | None,
+    created_s: int | None,
+    modified_s: int | None,
+) -> Queue:
+    """A queue from its row; Cassandra returns an empty map as None."""
+    return Queue(
+        name=name,
+        queue_id=queue_id,
+        attributes=dict(attributes or {}),
+        tags=dict(tags or {}),
+        created_timestamp=created_s or 0,
+        last_modified_timestamp=modified_s or 0,
+    )
+
+
+def message_uuid_at(time_ms: int, clock_seq: int | None = None, node: int | None = None) -> uuid.UUID:
+    """A version-1 UUID whose timestamp is `time_ms` (random clock sequence and node).
+
+    For tools and tests that need ids from another time; the service uses `uuid.uuid1()`.
+    """
+    timestamp = time_ms * 10_000 + _UUID_EPOCH_OFFSET + random.getrandbits(13)
+    clock = random.getrandbits(14) if clock_seq is None else clock_seq
+    node_bits = random.getrandbits(48) | 0x010000000000 if node is None else node
+    return uuid.UUID(
+        fields=(
+            timestamp & 0xFFFFFFFF,
+            (timestamp >> 32) & 0xFFFF,
+            ((timestamp >> 48) & 0x0FFF) | 0x1000,
+            ((clock >> 8) & 0x3F) | 0x80,
+            clock & 0xFF,
+            node_bits,
+        )
+    )

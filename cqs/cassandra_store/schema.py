@@ -1,0 +1,105 @@
+"""Every Cassandra table name and every CQL DDL statement of cqs, in one place.
+
+Owns the keyspace layout: the queue catalog, the settings table, the message table and its
+bucket index. Written for CQL 3.0.0 (Cassandra 1.2 and later): no `IF NOT EXISTS`, so the
+session checks the system schema tables before creating anything. Imports nothing from cqs
+and no driver.
+
+Message layout (see docs/cassandra-deletes.md for the measurements behind it):
+
+- partition key (queue_id, bucket, shard): a queue is split into `SHARD_COUNT` shards (the
+  CQS design's 100 rows per queue), and each shard into time buckets, so no partition
+  collects deletes without bound and a drained bucket can be dropped with one partition
+  tombstone per shard;
+- clustering by message_id (a version-1 UUID, so oldest first);
+- COMPACT STORAGE with a single `payload` value: deleting one message then writes one cell
+  tombstone, where a CQL row DELETE on a non-compact table writes a range tombstone whose
+  cost grows with every other range tombstone in the partition's memtable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+QUEUES_TABLE = "queues"
+SETTINGS_TABLE = "settings"
+MESSAGES_TABLE = "messages"
+MESSAGE_BUCKETS_TABLE = "message_buckets"
+
+SHARD_COUNT = 100
+DEFAULT_BUCKET_SECONDS = 300
+# Short because deletes only ever hit whole buckets or single cells that expire by TTL anyway;
+# a long grace keeps tombstones (read cost) around for no benefit on a single-DC store.
+DEFAULT_MESSAGE_GC_GRACE_SECONDS = 3600
+
+_IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
+
+
+def checked_identifier(name: str) -> str:
+    """`name` if it is a valid unquoted CQL identifier (keyspace names go into DDL verbatim)."""
+    if not _IDENTIFIER.match(name):
+        raise ValueError(f"not a valid Cassandra identifier: {name!r}")
+    return name
+
+
+def replication_literal(replication: str | Mapping[str, str | int]) -> str:
+    """A CQL replication map: a literal string is passed through, a mapping is rendered."""
+    if isinstance(replication, str):
+        return replication
+    entries = ", ".join(
+        f"'{_quoted(str(key))}': '{_quoted(str(value))}'" for key, value in replication.items()
+    )
+    return "{" + entries + "}"
+
+
+def _quoted(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def create_keyspace(keyspace: str, replication: str | Mapping[str, str | int]) -> str:
+    return (
+        f"CREATE KEYSPACE {checked_identifier(keyspace)} "
+        f"WITH replication = {replication_literal(replication)}"
+    )
+
+
+def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str, str]:
+    """CREATE TABLE statements by table name, qualified with `keyspace`."""
+    prefix = checked_identifier(keyspace) + "."
+    return {
+        QUEUES_TABLE: (
+            f"CREATE TABLE {prefix}{QUEUES_TABLE} ("
+            " name text PRIMARY KEY,"
+            " queue_id text,"
+            " attributes map<text, text>,"
+            " tags map<text, text>,"
+            " created_s bigint,"
+            " modified_s bigint)"
+        ),
+        SETTINGS_TABLE: (
+            f"CREATE TABLE {prefix}{SETTINGS_TABLE} ("
+            " name text PRIMARY KEY, value blob, written_ms bigint)"
+        ),
+        MESSAGES_TABLE: (
+            f"CREATE TABLE {prefix}{MESSAGES_TABLE} ("
+            " queue_id text,"
+            " bucket bigint,"
+            " shard int,"
+            " message_id timeuuid,"
+            " payload blob,"
+            " PRIMARY KEY ((queue_id, bucket, shard), message_id))"
+            " WITH COMPACT STORAGE"
+            f" AND gc_grace_seconds = {int(message_gc_grace_seconds)}"
+        ),
+        # Which buckets of a queue may hold messages; entries expire with their messages.
+        MESSAGE_BUCKETS_TABLE: (
+            f"CREATE TABLE {prefix}{MESSAGE_BUCKETS_TABLE} ("
+            " queue_id text,"
+            " bucket bigint,"
+            " registered_ms bigint,"
+            " PRIMARY KEY (queue_id, bucket))"
+            " WITH COMPACT STORAGE"
+            f" AND gc_grace_seconds = {int(message_gc_grace_seconds)}"
+        ),
+    }

@@ -1,0 +1,296 @@
+"""One connected Cassandra session for cqs, and the bridge from driver futures to asyncio.
+
+Owns cluster creation (protocol version, consistency levels, request timeout, TCP_NODELAY),
+schema creation when absent, the prepared-statement cache, and the translation of driver
+failures into `StorageUnavailable`, once, here at the edge. Imports the driver, `cqs.errors`
+and `cqs.cassandra_store.schema`; never the service, Redis or aiohttp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import cassandra
+import cassandra.protocol
+from cassandra import ConsistencyLevel
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+from cassandra.cluster import Session as DriverSession
+from cassandra.connection import ConnectionException
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.query import PreparedStatement
+
+from cqs.cassandra_store import schema
+from cqs.errors import StorageUnavailable
+
+DEFAULT_REPLICATION: Mapping[str, str | int] = {
+    "class": "SimpleStrategy",
+    "replication_factor": 1,
+}
+
+# Driver failures that mean "the store cannot answer now"; anything else (a CQL error) is a bug
+# and propagates unchanged.
+_UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
+    NoHostAvailable,
+    cassandra.OperationTimedOut,
+    cassandra.RequestExecutionException,  # Unavailable, ReadTimeout, WriteTimeout, ...
+    cassandra.protocol.RequestExecutionException,  # Overloaded, IsBootstrapping
+    cassandra.protocol.ServerError,
+    ConnectionException,
+    OSError,
+    asyncio.TimeoutError,
+)
+
+DEFAULT_MAX_IN_FLIGHT = 128
+_AGREED_SETTING_READS = 5
+# How long after the first write of a setting racing writers may still be landing.
+SETTING_SETTLE_MS = 2000
+
+T = TypeVar("T")
+Row = Any  # the driver's named-tuple rows
+
+
+@contextmanager
+def unavailable_on_driver_errors(action: str) -> Iterator[None]:
+    try:
+        yield
+    except StorageUnavailable:
+        raise
+    except _UNAVAILABLE_ERRORS as exc:
+        raise StorageUnavailable(f"Cassandra is unavailable ({action}): {exc}") from exc
+
+
+def parse_contact_point(contact_point: str, default_port: int = 9042) -> tuple[str, int]:
+    host, separator, port = contact_point.rpartition(":")
+    if not separator:
+        return contact_point, default_port
+    return host, int(port)
+
+
+def consistency_level(name: str) -> int:
+    try:
+        return int(ConsistencyLevel.name_to_value[name.upper()])
+    except KeyError:
+        raise ValueError(f"unknown Cassandra consistency level {name!r}") from None
+
+
+class CassandraSession:
+    """A driver session bound to the cqs keyspace, with awaitable reads and writes.
+
+    Holds the driver's Cluster and Session; callers see rows, never driver futures.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        session: DriverSession,
+        read_consistency: int,
+        write_consistency: int,
+        request_timeout: float,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+    ) -> None:
+        self._cluster = cluster
+        self._session = session
+        self._read_consistency = read_consistency
+        self._write_consistency = write_consistency
+        self._request_timeout = request_timeout
+        self._prepared: dict[tuple[str, bool], PreparedStatement] = {}
+        self._prepare_lock = asyncio.Lock()
+        # Past the driver's per-connection stream limit it fails requests with
+        # NoHostAvailable; queueing here turns a burst into waiting instead of an outage.
+        self._in_flight = asyncio.Semaphore(max_in_flight)
+
+    @property
+    def request_timeout(self) -> float:
+        return self._request_timeout
+
+    async def prepare(self, cql: str, *, write: bool) -> PreparedStatement:
+        """The prepared statement for `cql`, prepared once per session."""
+        key = (cql, write)
+        statement = self._prepared.get(key)
+        if statement is not None:
+            return statement
+        async with self._prepare_lock:
+            statement = self._prepared.get(key)
+            if statement is None:
+                prepared = await self._run_blocking("prepare", self._session.prepare, cql)
+                if prepared is None:
+                    raise StorageUnavailable(f"Cassandra did not prepare {cql!r}")
+                statement = prepared
+                statement.consistency_level = (
+                    self._write_consistency if write else self._read_consistency
+                )
+                self._prepared[key] = statement
+        return statement
+
+    async def read(self, cql: str, parameters: Sequence[Any] = ()) -> list[Row]:
+        return await self.execute(await self.prepare(cql, write=False), parameters)
+
+    async def write(self, cql: str, parameters: Sequence[Any] = ()) -> None:
+        await self.execute(await self.prepare(cql, write=True), parameters)
+
+    async def execute(self, statement: Any, parameters: Sequence[Any] | None = None) -> list[Row]:
+        """Run one statement; its rows (protocol v1 has no paging: the whole result)."""
+        async with self._in_flight:
+            return await self._execute(statement, parameters)
+
+    async def _execute(self, statement: Any, parameters: Sequence[Any] | None) -> list[Row]:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[list[Row]] = loop.create_future()
+
+        def deliver(rows: Any) -> None:
+            loop.call_soon_threadsafe(_settle, answer, list(rows or ()), None)
+
+        def fail(exc: BaseException) -> None:
+            loop.call_soon_threadsafe(_settle, answer, None, exc)
+
+        with unavailable_on_driver_errors("request"):
+            response = self._session.execute_async(
+                statement, parameters, timeout=self._request_timeout
+            )
+            response.add_callbacks(deliver, fail)
+            # The driver's own timeout normally fires first; this bounds the call regardless.
+            return await asyncio.wait_for(answer, self._request_timeout + 1.0)
+
+    async def agreed_setting(self, name: str, candidate: bytes) -> bytes:
+        """The value every process agrees on for `name`; `candidate` if nobody stored one yet.
+
+        Without lightweight transactions: every writer writes at timestamp 1, and Cassandra
+        resolves equal timestamps by the greater value, so racing writers converge on one
+        value. A racing writer lands within one round trip of seeing the name empty, so a
+        value younger than `SETTING_SETTLE_MS` is read again once it is that old.
+        """
+        select = f"SELECT value, written_ms FROM {schema.SETTINGS_TABLE} WHERE name = ?"
+        stored = await self.read(select, [name])
+        if not stored or stored[0].value is None:
+            await self.write(
+                f"INSERT INTO {schema.SETTINGS_TABLE} (name, value, written_ms)"
+                " VALUES (?, ?, ?) USING TIMESTAMP 1",
+                [name, candidate, _now_ms()],
+            )
+            stored = []
+        for _ in range(_AGREED_SETTING_READS):
+            if not stored or stored[0].value is None:
+                await asyncio.sleep(0.1)  # a replica that missed the write (RF > 1, ONE)
+            else:
+                age_ms = _now_ms() - int(stored[0].written_ms or 0)
+                if age_ms >= SETTING_SETTLE_MS:
+                    return bytes(stored[0].value)
+                await asyncio.sleep(min(SETTING_SETTLE_MS, SETTING_SETTLE_MS - age_ms) / 1000)
+            stored = await self.read(select, [name])
+        if stored and stored[0].value is not None:
+            return bytes(stored[0].value)
+        raise StorageUnavailable(f"setting {name!r} was written but cannot be read back")
+
+    async def _run_blocking(self, action: str, call: Callable[..., T], *args: Any) -> T:
+        with unavailable_on_driver_errors(action):
+            return await asyncio.wait_for(
+                asyncio.to_thread(call, *args), self._request_timeout + 1.0
+            )
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._cluster.shutdown)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _settle(
+    answer: asyncio.Future[list[Row]], rows: list[Row] | None, exc: BaseException | None
+) -> None:
+    if answer.done():  # the caller gave up (timeout or cancellation)
+        return
+    if exc is not None:
+        answer.set_exception(exc)
+    else:
+        answer.set_result(rows or [])
+
+
+async def connect(
+    contact_points: Sequence[str],
+    keyspace: str,
+    replication: str | Mapping[str, str | int] = DEFAULT_REPLICATION,
+    protocol_version: int = 1,
+    read_consistency: str = "ONE",
+    write_consistency: str = "ONE",
+    request_timeout: float = 5.0,
+    message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS,
+) -> CassandraSession:
+    """Connect, create the keyspace and tables if absent, and return the bound session.
+
+    Raises StorageUnavailable when no contact point answers within `request_timeout`.
+    """
+    schema.checked_identifier(keyspace)
+    endpoints = [parse_contact_point(point) for point in contact_points]
+    ports = {port for _, port in endpoints}
+    if len(ports) != 1:
+        raise ValueError("every Cassandra contact point must use the same native port")
+    profile = ExecutionProfile(
+        # The driver's default, named so it does not warn: token-aware over the local DC.
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+        consistency_level=consistency_level(read_consistency),
+        request_timeout=request_timeout,
+    )
+    cluster = Cluster(
+        contact_points=[host for host, _ in endpoints],
+        port=ports.pop(),
+        protocol_version=protocol_version,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        # Without it, small writes wait on Nagle + delayed ACK (tens of ms per batch).
+        sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+        connect_timeout=request_timeout,
+        control_connection_timeout=request_timeout,
+        max_schema_agreement_wait=max(10, int(request_timeout * 2)),
+    )
+    try:
+        with unavailable_on_driver_errors("connect"):
+            driver_session = await asyncio.wait_for(
+                asyncio.to_thread(cluster.connect), request_timeout * 2 + 1.0
+            )
+        session = CassandraSession(
+            cluster,
+            driver_session,
+            read_consistency=consistency_level(read_consistency),
+            write_consistency=consistency_level(write_consistency),
+            request_timeout=request_timeout,
+        )
+        await _create_schema(session, keyspace, replication, message_gc_grace_seconds)
+        await session._run_blocking("use keyspace", driver_session.set_keyspace, keyspace)
+    except BaseException:
+        await asyncio.to_thread(cluster.shutdown)
+        raise
+    return session
+
+
+async def _create_schema(
+    session: CassandraSession,
+    keyspace: str,
+    replication: str | Mapping[str, str | int],
+    message_gc_grace_seconds: int,
+) -> None:
+    """CQL 3.0.0 has no IF NOT EXISTS: look in the system tables, tolerate a racing creator."""
+    keyspaces = await session.read(
+        "SELECT keyspace_name FROM system.schema_keyspaces WHERE keyspace_name = ?", [keyspace]
+    )
+    if not keyspaces:
+        await _create_once(session, schema.create_keyspace(keyspace, replication))
+    tables = await session.read(
+        "SELECT columnfamily_name FROM system.schema_columnfamilies WHERE keyspace_name = ?",
+        [keyspace],
+    )
+    existing = {row.columnfamily_name for row in tables}
+    for name, ddl in schema.table_definitions(keyspace, message_gc_grace_seconds).items():
+        if name not in existing:
+            await _create_once(session, ddl)
+
+
+async def _create_once(session: CassandraSession, ddl: str) -> None:
+    try:
+        await session.execute(ddl)
+    except cassandra.AlreadyExists:
+        pass  # another process created it between our check and our CREATE
