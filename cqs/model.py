@@ -7,8 +7,9 @@ attribute defaults. Must not import any adapter, aiohttp, redis or cassandra.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Generic, Mapping, TypeVar
+from typing import Generic, TypeVar
 
 from cqs.errors import CqsError
 

@@ -8,7 +8,8 @@ Imports only `cqs.model`.
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Protocol, Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
 
 from cqs.model import (
     CacheState,

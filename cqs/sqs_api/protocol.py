@@ -31,7 +31,7 @@ DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 # str / int / bool / bytes (binary attribute values) / lists / nested members. None marks
 # an absent optional member: both codecs leave it out.
 WireValue: TypeAlias = (
-    None | str | int | bool | bytes | Sequence["WireValue"] | Mapping[str, "WireValue"]
+    str | int | bool | bytes | Sequence["WireValue"] | Mapping[str, "WireValue"] | None
 )
 WireResult: TypeAlias = Mapping[str, WireValue]
 

@@ -1,0 +1,131 @@
+"""Settings: one frozen dataclass, read once at start from flags, environment and a file.
+
+Owns the names, defaults and parsing of every setting. Precedence: command-line flag,
+then environment variable (`CQS_*`), then the optional TOML config file, then the default.
+Nothing else in cqs reads the environment. Imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 9324
+    account_id: str = "000000000000"
+    region: str = "us-east-1"
+    # Fixed base of queue URLs (e.g. behind a load balancer); None: the request's Host header.
+    base_url: str | None = None
+    # Empty: start an embedded redis-server under data_dir.
+    redis_urls: tuple[str, ...] = ()
+    # Empty: start an embedded Cassandra under data_dir.
+    cassandra_hosts: tuple[str, ...] = ()
+    cassandra_keyspace: str = "cqs"
+    cassandra_replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    cassandra_protocol_version: int = 1
+    cassandra_read_consistency: str = "ONE"
+    cassandra_write_consistency: str = "ONE"
+    cassandra_timeout_seconds: float = 5.0
+    # Length of the time buckets inside each message shard; fixed per keyspace by the first
+    # process that uses it (later processes adopt the stored value).
+    cassandra_bucket_seconds: int = 300
+    redis_timeout_seconds: float = 1.0
+    data_dir: Path = field(default_factory=lambda: Path(".cqs-data"))
+    # Secret for signing receipt handles; None: one shared secret kept in Cassandra.
+    receipt_secret: str | None = None
+    # How often the revisibility worker returns due in-flight and delayed messages.
+    revisibility_interval_seconds: float = 0.1
+    # How often a waiting long poll re-checks the queue for messages sent through
+    # another process (messages sent through this process wake it at once).
+    long_poll_recheck_seconds: float = 0.2
+    cache_fill_lease_seconds: float = 30.0
+    cache_fill_page_size: int = 500
+    log_level: str = "INFO"
+
+    @property
+    def embedded_redis(self) -> bool:
+        return not self.redis_urls
+
+    @property
+    def embedded_cassandra(self) -> bool:
+        return not self.cassandra_hosts
+
+
+def _csv(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _parser_for(setting: dataclasses.Field[Any]) -> Any:
+    kind = str(setting.type)
+    if "tuple" in kind:
+        return _csv
+    if kind == "int":
+        return int
+    if kind == "float":
+        return float
+    if kind == "Path":
+        return Path
+    return str
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+ENVIRONMENT_VARIABLES = {name: "CQS_" + name.upper() for name in _FIELDS}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    parse = _parser_for(_FIELDS[name])
+    if parse is _csv and isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    return parse(str(value))
+
+
+def load_settings(
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    flags: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Merge config file, environment and flags (highest) into Settings.
+
+    `flags` are already-parsed command-line values (None means not given); the config
+    file is named by the `config` flag or `CQS_CONFIG`.
+    """
+    environ = os.environ if environ is None else environ
+    flags = dict(flags or {})
+    values: dict[str, Any] = {}
+    config_path = flags.pop("config", None) or environ.get("CQS_CONFIG")
+    if config_path:
+        with open(config_path, "rb") as handle:
+            for name, value in tomllib.load(handle).items():
+                if name not in _FIELDS:
+                    raise ValueError(f"unknown setting {name!r} in {config_path}")
+                values[name] = _coerce(name, value)
+    for name, variable in ENVIRONMENT_VARIABLES.items():
+        if variable in environ and environ[variable] != "":
+            values[name] = _coerce(name, environ[variable])
+    for name, value in flags.items():
+        if value is not None and name in _FIELDS:
+            values[name] = _coerce(name, value)
+    return Settings(**values)
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """Add one `--flag` per setting (`--redis-urls`, `--cassandra-hosts`, ...)."""
+    parser.add_argument("--config", help="TOML file of settings (also CQS_CONFIG)")
+    for name, setting in _FIELDS.items():
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            default=None,
+            help=f"(env {ENVIRONMENT_VARIABLES[name]}; default {setting.default!r})"
+            if setting.default is not dataclasses.MISSING
+            else f"(env {ENVIRONMENT_VARIABLES[name]})",
+        )
