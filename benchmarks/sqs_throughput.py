@@ -1,0 +1,278 @@
+"""Throughput and latency of cqs through unmodified boto3 clients.
+
+Scenarios: send (SendMessage), send-batch (SendMessageBatch of 10), receive+delete
+(ReceiveMessage of up to 10 then DeleteMessageBatch), and mixed (producers and consumers at
+once). Each runs for a fixed time with N client threads, each with its own boto3 client.
+
+By default it starts its own embedded Redis, embedded Cassandra and one `cqs serve` process;
+`--endpoint` measures a running server instead. Results go to stdout and, with
+`--write-docs`, replace the generated section of docs/performance.md.
+
+    python benchmarks/sqs_throughput.py --seconds 20 --clients 8 --write-docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "performance.md"
+BEGIN = "<!-- sqs_throughput:begin -->"
+END = "<!-- sqs_throughput:end -->"
+
+
+@dataclass
+class Tally:
+    messages: int = 0
+    calls: int = 0
+    errors: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, messages: int, started: float) -> None:
+        elapsed = (time.perf_counter() - started) * 1000
+        with self.lock:
+            self.messages += messages
+            self.calls += 1
+            self.latencies_ms.append(elapsed)
+
+
+def client(endpoint: str) -> object:
+    return boto3.client(
+        "sqs",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"max_attempts": 1}, max_pool_connections=4),
+    )
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def run_threads(count: int, seconds: float, work: Callable[[object, Tally], None],
+                endpoint: str, tally: Tally) -> float:
+    stop_at = time.perf_counter() + seconds
+
+    def loop() -> None:
+        sqs = client(endpoint)
+        while time.perf_counter() < stop_at:
+            try:
+                work(sqs, tally)
+            except Exception:  # a failed call counts as an error, the run goes on
+                with tally.lock:
+                    tally.errors += 1
+
+    threads = [threading.Thread(target=loop) for _ in range(count)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
+BODY = "x" * 256
+
+
+def send_one(url: str) -> Callable[[object, Tally], None]:
+    def work(sqs: object, tally: Tally) -> None:
+        started = time.perf_counter()
+        sqs.send_message(QueueUrl=url, MessageBody=BODY)  # type: ignore[attr-defined]
+        tally.record(1, started)
+    return work
+
+
+def send_batch(url: str) -> Callable[[object, Tally], None]:
+    entries = [{"Id": str(i), "MessageBody": BODY} for i in range(10)]
+
+    def work(sqs: object, tally: Tally) -> None:
+        started = time.perf_counter()
+        sqs.send_message_batch(QueueUrl=url, Entries=entries)  # type: ignore[attr-defined]
+        tally.record(10, started)
+    return work
+
+
+def receive_delete(url: str) -> Callable[[object, Tally], None]:
+    def work(sqs: object, tally: Tally) -> None:
+        started = time.perf_counter()
+        messages = sqs.receive_message(  # type: ignore[attr-defined]
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1
+        ).get("Messages", [])
+        if messages:
+            sqs.delete_message_batch(  # type: ignore[attr-defined]
+                QueueUrl=url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
+                         for i, m in enumerate(messages)],
+            )
+        tally.record(len(messages), started)
+    return work
+
+
+@dataclass
+class Row:
+    scenario: str
+    clients: int
+    seconds: float
+    tally: Tally
+
+    def line(self) -> str:
+        rate = self.tally.messages / self.seconds
+        lat = self.tally.latencies_ms
+        return (f"| {self.scenario} | {self.clients} | {self.tally.messages} | {rate:,.0f} | "
+                f"{statistics.median(lat) if lat else 0:.1f} | {percentile(lat, 0.95):.1f} | "
+                f"{percentile(lat, 0.99):.1f} | {self.tally.errors} |")
+
+
+def measure(endpoint: str, seconds: float, clients: int) -> list[Row]:
+    admin = client(endpoint)
+    rows: list[Row] = []
+
+    def fresh_queue(label: str) -> str:
+        return admin.create_queue(  # type: ignore[attr-defined]
+            QueueName=f"bench-{label}-{uuid.uuid4().hex[:8]}"
+        )["QueueUrl"]
+
+    url = fresh_queue("send")
+    tally = Tally()
+    rows.append(Row("SendMessage", clients, run_threads(clients, seconds, send_one(url),
+                                                         endpoint, tally), tally))
+    batch_url = fresh_queue("batch")
+    tally = Tally()
+    rows.append(Row("SendMessageBatch (10)", clients,
+                    run_threads(clients, seconds, send_batch(batch_url), endpoint, tally), tally))
+    # Drain what the batch senders left, through receive + delete-batch.
+    tally = Tally()
+    rows.append(Row("ReceiveMessage (10) + DeleteMessageBatch", clients,
+                    run_threads(clients, seconds, receive_delete(batch_url), endpoint, tally),
+                    tally))
+    mixed_url = fresh_queue("mixed")
+    producers, consumers = Tally(), Tally()
+    half = max(1, clients // 2)
+    results: dict[str, float] = {}
+    prod = threading.Thread(target=lambda: results.__setitem__(
+        "p", run_threads(half, seconds, send_batch(mixed_url), endpoint, producers)))
+    cons = threading.Thread(target=lambda: results.__setitem__(
+        "c", run_threads(half, seconds, receive_delete(mixed_url), endpoint, consumers)))
+    for thread in (prod, cons):
+        thread.start()
+    for thread in (prod, cons):
+        thread.join()
+    rows.append(Row("mixed: producers (batch 10)", half, results["p"], producers))
+    rows.append(Row("mixed: consumers (receive 10 + delete batch)", half, results["c"], consumers))
+    return rows
+
+
+def machine() -> str:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
+    return (f"{os.cpu_count()} CPUs, {memory:.0f} GiB RAM, {platform.machine()}, "
+            f"Python {platform.python_version()}, {java}")
+
+
+def start_local_server(work: Path) -> tuple[str, Callable[[], None]]:
+    sys.path.insert(0, str(ROOT))
+    from cqs.embedded.cassandra import EmbeddedCassandra
+    from cqs.embedded.ports import free_port
+    from cqs.embedded.redis_server import EmbeddedRedis
+
+    redis = EmbeddedRedis(work / "redis")
+    redis.start()
+    cassandra = EmbeddedCassandra(work / "cassandra")
+    cassandra.start()
+    port = free_port()
+    log = (work / "cqs.log").open("ab")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cqs", "serve", "--port", str(port), "--redis-urls", redis.url,
+         "--cassandra-hosts", cassandra.contact_point, "--log-level", "WARNING"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client(endpoint).list_queues()  # type: ignore[attr-defined]
+            break
+        except Exception:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError(
+                    "cqs serve did not start; see " + str(work / "cqs.log")
+                ) from None
+            time.sleep(0.3)
+
+    def stop() -> None:
+        server.terminate()
+        server.wait(timeout=20)
+        redis.stop()
+        cassandra.stop()
+
+    return endpoint, stop
+
+
+def write_docs(text: str) -> None:
+    DOC.parent.mkdir(exist_ok=True)
+    current = DOC.read_text() if DOC.exists() else "# Performance\n\n"
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in current:
+        head, rest = current.split(BEGIN, 1)
+        current = head + block + rest.split(END, 1)[1]
+    else:
+        current = current.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(current)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--endpoint", help="measure this running server instead of starting one")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    def stop() -> None:
+        pass
+
+    with tempfile.TemporaryDirectory(prefix="cqs-bench-") as work:
+        endpoint = args.endpoint
+        if endpoint is None:
+            endpoint, stop = start_local_server(Path(work))
+        try:
+            rows = measure(endpoint, args.seconds, args.clients)
+        finally:
+            stop()
+    command = f"python benchmarks/sqs_throughput.py --seconds {args.seconds:g} --clients {args.clients}"
+    text = "\n".join([
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; one `cqs serve` process, "
+        "embedded Redis and Cassandra on the same machine, boto3 clients in threads of the "
+        f"benchmark process (which competes for the same CPUs). Command: `{command}`.",
+        "",
+        "| scenario | client threads | messages | messages/s | median ms | p95 ms | p99 ms | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *[row.line() for row in rows],
+    ])
+    print(text)
+    if args.write_docs:
+        write_docs(text)
+
+
+if __name__ == "__main__":
+    main()
