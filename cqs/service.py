@@ -189,7 +189,9 @@ class QueueService:
             last_modified_timestamp=now_s,
         )
         stored = await self._catalog.create(candidate)
-        if stored.queue_id != candidate.queue_id:
+        if stored.queue_id == candidate.queue_id:
+            await self._start_empty_cache(name)
+        else:
             differing = [k for k, v in given.items() if stored.attributes.get(k) != v]
             if differing:
                 raise QueueNameExists(
@@ -197,6 +199,15 @@ class QueueService:
                     f"attribute {differing[0]}"
                 )
         self._queues[name] = (stored, self._clock())
+
+    async def _start_empty_cache(self, name: str) -> None:
+        """A new queue has nothing in the store to load: its cache is READY at once."""
+        lease_ms = int(self._tuning.cache_fill_lease_seconds * 1000)
+        try:
+            if await self._cache.begin_fill(name, self._owner, lease_ms):
+                await self._cache.finish_fill(name, self._owner)
+        except StorageUnavailable:
+            log.warning("queue %s created while its Redis is unreachable", name)
 
     async def get_queue_url(self, name: str) -> None:
         await self._queue(name)
