@@ -114,11 +114,12 @@ def embedded_backends(settings: Settings) -> Iterator[Settings]:
     """Start the embedded Redis and/or Cassandra the settings leave unconfigured."""
     from dataclasses import replace
 
+    data_dir = Path(settings.data_dir).resolve()
     with contextlib.ExitStack() as stack:
         if settings.embedded_redis:
             from cqs.embedded.redis_server import EmbeddedRedis
 
-            redis = EmbeddedRedis(Path(settings.data_dir) / "redis")
+            redis = EmbeddedRedis(data_dir / "redis")
             redis.start()
             stack.callback(redis.stop)
             log.info("embedded redis-server at %s", redis.url)
@@ -126,7 +127,7 @@ def embedded_backends(settings: Settings) -> Iterator[Settings]:
         if settings.embedded_cassandra:
             from cqs.embedded.cassandra import EmbeddedCassandra
 
-            cassandra = EmbeddedCassandra(Path(settings.data_dir) / "cassandra")
+            cassandra = EmbeddedCassandra(data_dir / "cassandra")
             log.info("starting embedded Cassandra (takes a few seconds)")
             cassandra.start()
             stack.callback(cassandra.stop)
@@ -136,10 +137,13 @@ def embedded_backends(settings: Settings) -> Iterator[Settings]:
 
 
 def serve(settings: Settings) -> None:
-    with contextlib.suppress(ImportError):
-        import uvloop
+    if settings.event_loop == "uvloop":
+        with contextlib.suppress(ImportError):
+            import uvloop
 
-        uvloop.install()
+            uvloop.install()
+    elif settings.event_loop != "asyncio":
+        raise SystemExit(f"unknown event loop {settings.event_loop!r}: use uvloop or asyncio")
     with embedded_backends(settings) as running:
         web.run_app(
             build_app(running),

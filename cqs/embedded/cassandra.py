@@ -79,7 +79,7 @@ class EmbeddedCassandra:
         heap: str = "1g",
         java: str = "java",
     ) -> None:
-        self.data_dir = Path(data_dir)
+        self.data_dir = Path(data_dir).resolve()  # the JVM needs absolute paths and URIs
         self.native_port = native_port or free_port()
         self.heap = heap
         self.java = java

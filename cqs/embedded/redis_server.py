@@ -56,7 +56,7 @@ class EmbeddedRedis:
     """One redis-server on 127.0.0.1, its log and working files under `data_dir`."""
 
     def __init__(self, data_dir: Path, port: int | None = None, binary: str | None = None) -> None:
-        self._data_dir = Path(data_dir)
+        self._data_dir = Path(data_dir).resolve()
         self._requested_port = port
         self._port: int | None = port
         self._binary = binary
