@@ -2,22 +2,22 @@
 
 Owns where a message lives (bucket and shard, derived from its version-1 UUID alone), the
 serialized form of a message in the `payload` cell, and the queue catalog row. Reused by
-the Spark data sources, so it imports only `cqs.model` and the standard library; never the
+the Spark data sources, so it imports only `cqs.model`, `cqs.message_codec` and the standard
+library; never the
 driver, asyncio or any other adapter.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import random
 import uuid
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from cqs.model import Message, MessageAttributeValue, Queue
+from cqs import message_codec
+from cqs.model import Message, Queue
 
 PAYLOAD_VERSION = 1
 
@@ -70,66 +70,17 @@ def message_location(message_uuid: uuid.UUID, bucket_seconds: int, shard_count: 
 
 # --- message payload -----------------------------------------------------------------------
 
-def _attributes_to_json(attributes: Mapping[str, MessageAttributeValue]) -> dict[str, Any]:
-    encoded: dict[str, Any] = {}
-    for name, value in attributes.items():
-        entry: dict[str, Any] = {"t": value.data_type}
-        if value.string_value is not None:
-            entry["s"] = value.string_value
-        if value.binary_value is not None:
-            entry["b"] = base64.b64encode(value.binary_value).decode("ascii")
-        encoded[name] = entry
-    return encoded
-
-
-def _attributes_from_json(encoded: Mapping[str, Any]) -> dict[str, MessageAttributeValue]:
-    return {
-        name: MessageAttributeValue(
-            data_type=entry["t"],
-            string_value=entry.get("s"),
-            binary_value=base64.b64decode(entry["b"]) if "b" in entry else None,
-        )
-        for name, entry in encoded.items()
-    }
-
-
 def encode_payload(message: Message) -> bytes:
     """Everything about a message except its id, as the bytes of the `payload` cell (JSON)."""
-    document: dict[str, Any] = {
-        "v": PAYLOAD_VERSION,
-        "body": message.body,
-        "md5_body": message.md5_of_body,
-        "sent_ms": message.sent_timestamp_ms,
-        "visible_at_ms": message.visible_at_ms,
-        "sender": message.sender_id,
-    }
-    if message.message_attributes:
-        document["attrs"] = _attributes_to_json(message.message_attributes)
-    if message.md5_of_message_attributes is not None:
-        document["md5_attrs"] = message.md5_of_message_attributes
-    if message.system_attributes:
-        document["sys_attrs"] = _attributes_to_json(message.system_attributes)
-    if message.md5_of_system_attributes is not None:
-        document["md5_sys_attrs"] = message.md5_of_system_attributes
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    document = {"_v": PAYLOAD_VERSION, **message_codec.message_fields(message)}
+    return message_codec.dumps(document).encode("utf-8")
 
 
 def decode_payload(message_id: str, payload: bytes) -> Message:
     document = json.loads(payload.decode("utf-8"))
-    if document.get("v") != PAYLOAD_VERSION:
-        raise ValueError(f"unknown message payload version {document.get('v')!r}")
-    return Message(
-        message_id=message_id,
-        body=document["body"],
-        md5_of_body=document["md5_body"],
-        sent_timestamp_ms=int(document["sent_ms"]),
-        visible_at_ms=int(document["visible_at_ms"]),
-        sender_id=document["sender"],
-        message_attributes=_attributes_from_json(document.get("attrs", {})),
-        md5_of_message_attributes=document.get("md5_attrs"),
-        system_attributes=_attributes_from_json(document.get("sys_attrs", {})),
-        md5_of_system_attributes=document.get("md5_sys_attrs"),
-    )
+    if document.get("_v") != PAYLOAD_VERSION:
+        raise ValueError(f"unknown message payload version {document.get('_v')!r}")
+    return message_codec.message_from_fields(message_id, document)
 
 
 def message_from_row(message_uuid: uuid.UUID, payload: bytes) -> Message:

@@ -27,6 +27,7 @@ from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cqs.errors import StorageUnavailable
+from cqs.message_codec import decode_message, encode_message
 from cqs.model import (
     CacheState,
     DeleteOutcome,
@@ -35,7 +36,6 @@ from cqs.model import (
     MessageCounts,
     VisibilityOutcome,
 )
-from cqs.redis_cache.codec import decode_message, encode_message
 from cqs.redis_cache.keys import (
     DUE_KEY,
     STATE_FILLING_PREFIX,

@@ -55,7 +55,7 @@ def test_message_without_attributes_decodes_with_empty_attributes_and_no_md5s() 
 
 def test_payload_of_unknown_version_is_refused() -> None:
     try:
-        rows.decode_payload(str(uuid.uuid1()), b'{"v": 99}')
+        rows.decode_payload(str(uuid.uuid1()), b'{"_v": 99}')
     except ValueError as error:
         assert "version" in str(error)
     else:

@@ -1,7 +1,9 @@
-"""Message <-> JSON text as stored in the cache's payload hash.
+"""Message <-> compact JSON, the one serialized form of a message in both stores.
 
-Owns `encode_message` and `decode_message`: pure functions, no I/O. Imports only
-`cqs.model` and the standard library (never redis).
+Owns `message_fields` / `message_from_fields` (everything but the id, for the Cassandra
+payload cell, whose key holds the id) and `encode_message` / `decode_message` (with the id,
+for the Redis payload hash). Pure functions, no I/O; imports only `cqs.model` and the
+standard library, so every adapter (and the Spark integration) can use it.
 
 The JSON is compact (no spaces, short field names, empty fields left out); binary
 attribute values are base64. Field names:
@@ -48,9 +50,9 @@ def _decode_attributes(encoded: Mapping[str, Any]) -> dict[str, MessageAttribute
     return decoded
 
 
-def encode_message(message: Message) -> str:
+def message_fields(message: Message) -> dict[str, Any]:
+    """Every field of `message` except its id, as a JSON-ready document."""
     document: dict[str, Any] = {
-        "i": message.message_id,
         "b": message.body,
         "m": message.md5_of_body,
         "s": message.sent_timestamp_ms,
@@ -65,13 +67,12 @@ def encode_message(message: Message) -> str:
         document["y"] = _encode_attributes(message.system_attributes)
     if message.md5_of_system_attributes is not None:
         document["ym"] = message.md5_of_system_attributes
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+    return document
 
 
-def decode_message(text: str | bytes) -> Message:
-    document = json.loads(text)
+def message_from_fields(message_id: str, document: Mapping[str, Any]) -> Message:
     return Message(
-        message_id=document["i"],
+        message_id=message_id,
         body=document["b"],
         md5_of_body=document["m"],
         sent_timestamp_ms=int(document["s"]),
@@ -82,3 +83,16 @@ def decode_message(text: str | bytes) -> Message:
         system_attributes=_decode_attributes(document.get("y", {})),
         md5_of_system_attributes=document.get("ym"),
     )
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_message(message: Message) -> str:
+    return dumps({"i": message.message_id, **message_fields(message)})
+
+
+def decode_message(text: str | bytes) -> Message:
+    document = json.loads(text)
+    return message_from_fields(document["i"], document)
