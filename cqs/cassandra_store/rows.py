@@ -2,9 +2,8 @@
 
 Owns where a message lives (bucket and shard, derived from its version-1 UUID alone), the
 serialized form of a message in the `payload` cell, and the queue catalog row. Reused by
-the Spark data sources, so it imports only `cqs.model`, `cqs.message_codec` and the standard
-library; never the
-driver, asyncio or any other adapter.
+the Spark data sources, so it imports only `cqs.model`, `cqs.message_codec` and the
+standard library; never the driver, asyncio or any other adapter.
 """
 
 from __future__ import annotations
