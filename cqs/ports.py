@@ -8,7 +8,7 @@ Imports only `cqs.model`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Protocol
 
 from cqs.model import (
@@ -93,8 +93,21 @@ class MessageCache(Protocol):
     async def renew_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
         """Extend `owner`'s fill lease; False if the lease was lost."""
 
-    async def load(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> None:
-        """During a fill: add messages not yet cached and not deleted since the fill began."""
+    async def load(
+        self,
+        queue_name: str,
+        owner: str,
+        messages: Sequence[Message],
+        now_ms: int,
+        hidden_until: Mapping[str, int],
+    ) -> bool:
+        """During `owner`'s fill: add messages not yet cached, not deleted since the fill
+        began and not waiting for their store delete (see `defer_store_delete`).
+
+        A message whose id is in `hidden_until` with a time after `now_ms` is loaded in
+        flight until then (this process handed it out while the cache was away). Returns
+        False, loading nothing, if `owner` no longer holds the fill lease.
+        """
 
     async def finish_fill(self, queue_name: str, owner: str) -> bool:
         """FILLING -> READY if `owner` still holds the lease."""
@@ -103,7 +116,28 @@ class MessageCache(Protocol):
         """Add newly sent messages when the cache is READY or FILLING.
 
         Returns False (adding nothing) when the state is ABSENT: the fill will load them.
+        When a long poll of any process listens on the queue (`listen`), the queue's name is
+        published so that `arrivals` of every process yields it.
         """
+
+    async def listen(self, queue_name: str, ttl_ms: int) -> None:
+        """Announce that a long poll waits on the queue for up to `ttl_ms` (refreshable)."""
+
+    def arrivals(self) -> AsyncIterator[str]:
+        """Names of queues that got visible messages while someone listened, from every
+        server, as they are published; runs until cancelled and rides out server outages."""
+
+    async def trim_expired(self, queue_name: str, now_ms: int, retention_ms: int) -> int:
+        """Remove visible messages older than the retention period; return how many."""
+
+    async def defer_store_delete(self, queue_name: str, message_id: str) -> None:
+        """Remember a delete the durable store could not take yet; fills skip the message."""
+
+    async def deferred_store_deletes(self, limit: int) -> dict[str, list[str]]:
+        """Up to `limit` remembered deletes, by queue name, from every reachable server."""
+
+    async def forget_store_deletes(self, queue_name: str, message_ids: Sequence[str]) -> None:
+        """The store took these deletes: stop remembering them."""
 
     async def receive(
         self,
@@ -140,11 +174,17 @@ class MessageCache(Protocol):
     async def drop(self, queue_name: str) -> None:
         """Forget the queue entirely (state and messages)."""
 
-    async def release_due(self, now_ms: int, limit: int) -> list[str]:
-        """On every Redis server, make due in-flight and delayed messages visible.
+    async def release_due(
+        self, now_ms: int, limit: int, sweeper: str, lease_ms: int
+    ) -> list[str]:
+        """On every Redis server whose sweep lease `sweeper` holds or can take, make due
+        in-flight and delayed messages visible.
 
-        Work is proportional to the due messages. Returns the names of the queues that
-        got visible messages back. A server that cannot be reached is skipped.
+        One sweeper per server at a time (the lease expires after `lease_ms` unless renewed
+        by the next call), so several processes do not repeat each other's work, and a
+        survivor takes over when the sweeper dies. Work is proportional to the due
+        messages. Returns the names of the queues that got visible messages back. A server
+        that cannot be reached is skipped.
         """
 
     async def close(self) -> None: ...

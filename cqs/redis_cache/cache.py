@@ -7,15 +7,20 @@ errors and its own package; never the service, aiohttp or cassandra.
 
 Clocks: every method that takes `now_ms` uses it. `change_visibility` has no `now_ms` in
 the port, so it reads the wall clock (`time.time()`), the same clock the service uses to
-compute `visible_at_ms`.
+compute `visible_at_ms`. Leases (fill, sweep, listening) expire on the Redis server's clock.
+
+Arrivals: each `arrivals()` iterator holds one pub/sub connection per server on the
+server's arrivals channel; a lost connection is retried with a growing delay, and names
+published meanwhile are missed (long polls must still re-check on their own timer).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -37,9 +42,12 @@ from cqs.model import (
     VisibilityOutcome,
 )
 from cqs.redis_cache.keys import (
+    ARRIVALS_CHANNEL,
     DUE_KEY,
     STATE_FILLING_PREFIX,
     STATE_READY,
+    STORE_DELETE_QUEUES_KEY,
+    SWEEPER_KEY,
     QueueKeys,
     filling_state,
 )
@@ -61,6 +69,11 @@ _UNREACHABLE: tuple[type[BaseException], ...] = (
 _REFUSING: tuple[type[BaseException], ...] = (OutOfMemoryError, ReadOnlyError)
 
 UNAVAILABLE_MESSAGE = "The message cache is temporarily unavailable; retry the request."
+
+TRIM_BATCH = 1000  # messages one trim_expired call drops at most (one short script run)
+FORGET_BATCH = 1000  # ids per forget_store_deletes script run (Lua unpack has a stack limit)
+RESUBSCRIBE_FIRST_DELAY_S = 0.05
+RESUBSCRIBE_MAX_DELAY_S = 1.0
 
 
 class ServerBreaker:
@@ -122,8 +135,40 @@ def _encode_batch(messages: Sequence[Message]) -> list[str | int]:
     return values
 
 
+def _encode_load_batch(
+    messages: Sequence[Message], hidden_until: Mapping[str, int]
+) -> list[str | int]:
+    """Five ARGV values per message, as load.lua reads them (0 = not hidden)."""
+    values: list[str | int] = []
+    for message in messages:
+        values += [
+            message.message_id,
+            message.sent_timestamp_ms,
+            message.visible_at_ms,
+            hidden_until.get(message.message_id, 0),
+            encode_message(message),
+        ]
+    return values
+
+
 def _wall_clock_ms() -> int:
     return int(time.time() * 1000)
+
+
+class _ArrivalFeed:
+    """The subscriptions behind one `arrivals()` iterator: a task per server, one queue.
+
+    None in `names` ends the iterator (the cache is closing).
+    """
+
+    def __init__(self) -> None:
+        self.names: asyncio.Queue[str | None] = asyncio.Queue()
+        self.tasks: list[asyncio.Task[None]] = []
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
 class RedisMessageCache:
@@ -139,6 +184,7 @@ class RedisMessageCache:
     ) -> None:
         self._ring = HashRing(urls)
         self._servers: dict[str, _Server] = {}
+        self._feeds: set[_ArrivalFeed] = set()
         for url in urls:
             client: Redis = Redis.from_url(
                 url,
@@ -211,9 +257,22 @@ class RedisMessageCache:
         reply = await self._script(queue_name, "renew_fill", [filling_state(owner), lease_ms])
         return bool(reply)
 
-    async def load(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> None:
-        if messages:
-            await self._script(queue_name, "load", [now_ms, queue_name, *_encode_batch(messages)])
+    async def load(
+        self,
+        queue_name: str,
+        owner: str,
+        messages: Sequence[Message],
+        now_ms: int,
+        hidden_until: Mapping[str, int],
+    ) -> bool:
+        """Runs the script even for no messages, so the reply still tells whether `owner`
+        holds the fill lease."""
+        reply = await self._script(
+            queue_name,
+            "load",
+            [now_ms, queue_name, filling_state(owner), *_encode_load_batch(messages, hidden_until)],
+        )
+        return int(reply) >= 0
 
     async def finish_fill(self, queue_name: str, owner: str) -> bool:
         reply = await self._script(queue_name, "finish_fill", [filling_state(owner)])
@@ -222,8 +281,109 @@ class RedisMessageCache:
     # --- messages -------------------------------------------------------------------------
 
     async def add(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> bool:
-        reply = await self._script(queue_name, "add", [now_ms, queue_name, *_encode_batch(messages)])
+        reply = await self._script(
+            queue_name, "add", [now_ms, queue_name, ARRIVALS_CHANNEL, *_encode_batch(messages)]
+        )
         return bool(reply)
+
+    async def listen(self, queue_name: str, ttl_ms: int) -> None:
+        server = self._servers[self.server_for(queue_name)]
+        key = QueueKeys(queue_name).listening
+        await self._call(server, server.client.set, key, "1", px=max(1, ttl_ms))
+
+    async def arrivals(self) -> AsyncIterator[str]:
+        feed = _ArrivalFeed()
+        feed.tasks = [
+            asyncio.create_task(
+                self._follow_arrivals(server, feed.names), name=f"cqs-arrivals {server.url}"
+            )
+            for server in self._servers.values()
+        ]
+        self._feeds.add(feed)
+        try:
+            while (queue_name := await feed.names.get()) is not None:
+                yield queue_name
+        finally:
+            self._feeds.discard(feed)
+            await feed.stop()
+
+    async def _follow_arrivals(self, server: _Server, names: asyncio.Queue[str | None]) -> None:
+        """Subscribe to `server`'s arrivals channel and feed `names` until cancelled."""
+        delay = RESUBSCRIBE_FIRST_DELAY_S
+        in_outage = False
+        while True:
+            pubsub = server.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(ARRIVALS_CHANNEL)
+                if in_outage:
+                    log.warning("arrivals from Redis server %s are heard again", server.url)
+                    in_outage = False
+                delay = RESUBSCRIBE_FIRST_DELAY_S
+                while True:
+                    message = await pubsub.get_message(timeout=None)  # blocks until one comes
+                    if message is not None and message["type"] == "message":
+                        names.put_nowait(message["data"])
+            except Exception as exc:  # whatever broke, subscribe again (never end the feed)
+                if not in_outage:
+                    log.warning(
+                        "lost the arrivals subscription to Redis server %s: %r; retrying",
+                        server.url,
+                        exc,
+                    )
+                    in_outage = True
+            finally:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RESUBSCRIBE_MAX_DELAY_S)
+
+    async def trim_expired(self, queue_name: str, now_ms: int, retention_ms: int) -> int:
+        """Drops at most TRIM_BATCH messages per call; call again while it returns that many."""
+        reply = await self._script(queue_name, "trim_expired", [now_ms, retention_ms, TRIM_BATCH])
+        return int(reply)
+
+    # --- deferred store deletes -----------------------------------------------------------
+
+    async def defer_store_delete(self, queue_name: str, message_id: str) -> None:
+        await self._script(queue_name, "defer_store_delete", [queue_name, message_id])
+
+    async def deferred_store_deletes(self, limit: int) -> dict[str, list[str]]:
+        """Not atomic: ids deferred or forgotten meanwhile may or may not be included.
+
+        Servers and queues are visited in random order, so a queue whose deletes keep
+        failing does not starve the others.
+        """
+        found: dict[str, list[str]] = {}
+        servers = list(self._servers.values())
+        random.shuffle(servers)
+        for server in servers:
+            remaining = limit - sum(len(ids) for ids in found.values())
+            if remaining <= 0:
+                break
+            try:
+                found.update(await self._call(server, self._read_store_deletes, server, remaining))
+            except StorageUnavailable:
+                log.debug("skipping deferred store deletes on %s: unreachable", server.url)
+        return found
+
+    @staticmethod
+    async def _read_store_deletes(server: _Server, limit: int) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        queue_names = list(cast("set[str]", await server.client.smembers(STORE_DELETE_QUEUES_KEY)))
+        random.shuffle(queue_names)
+        for queue_name in queue_names:
+            if limit <= 0:
+                break
+            key = QueueKeys(queue_name).store_deletes
+            ids = cast("list[str]", await server.client.srandmember(key, limit))
+            if ids:
+                found[queue_name] = ids
+                limit -= len(ids)
+        return found
+
+    async def forget_store_deletes(self, queue_name: str, message_ids: Sequence[str]) -> None:
+        for start in range(0, max(1, len(message_ids)), FORGET_BATCH):
+            batch = message_ids[start : start + FORGET_BATCH]
+            await self._script(queue_name, "forget_store_deletes", [queue_name, *batch])
 
     async def receive(
         self,
@@ -238,7 +398,15 @@ class RedisMessageCache:
         reply = await self._script(
             queue_name,
             "receive",
-            [now_ms, visibility_timeout_ms, retention_ms, count, queue_name, *nonces[:count]],
+            [
+                now_ms,
+                visibility_timeout_ms,
+                retention_ms,
+                count,
+                queue_name,
+                ARRIVALS_CHANNEL,
+                *nonces[:count],
+            ],
         )
         if reply is None:
             return None
@@ -265,7 +433,14 @@ class RedisMessageCache:
         reply = await self._script(
             queue_name,
             "change_visibility",
-            [message_id, receipt_nonce, visible_at_ms, _wall_clock_ms(), queue_name],
+            [
+                message_id,
+                receipt_nonce,
+                visible_at_ms,
+                _wall_clock_ms(),
+                queue_name,
+                ARRIVALS_CHANNEL,
+            ],
         )
         return VisibilityOutcome(reply)
 
@@ -312,17 +487,34 @@ class RedisMessageCache:
 
     # --- revisibility ---------------------------------------------------------------------
 
-    async def release_due(self, now_ms: int, limit: int) -> list[str]:
+    async def release_due(self, now_ms: int, limit: int, sweeper: str, lease_ms: int) -> list[str]:
         """Visits at most `limit` due queues per server and moves at most `limit` messages
-        of each; what is left stays due in `cqs:due` for the next call."""
+        of each; what is left stays due in `cqs:due` for the next call.
+
+        `lease_ms` should outlast the time between two calls of the same sweeper, or the
+        lease lapses between sweeps and another process may take it over.
+        """
         per_server = await asyncio.gather(
-            *(self._release_due_on(server, now_ms, limit) for server in self._servers.values())
+            *(
+                self._release_due_on(server, now_ms, limit, sweeper, lease_ms)
+                for server in self._servers.values()
+            )
         )
         return [queue_name for released in per_server for queue_name in released]
 
-    async def _release_due_on(self, server: _Server, now_ms: int, limit: int) -> list[str]:
+    async def _release_due_on(
+        self, server: _Server, now_ms: int, limit: int, sweeper: str, lease_ms: int
+    ) -> list[str]:
         released: list[str] = []
         try:
+            holds_lease = await self._call(
+                server,
+                server.scripts.sweep_lease,
+                keys=[SWEEPER_KEY],
+                args=[sweeper, max(1, lease_ms)],
+            )
+            if not holds_lease:
+                return released  # another process sweeps this server
             due_queues = cast(
                 "list[str]",
                 await self._call(
@@ -340,7 +532,7 @@ class RedisMessageCache:
                     server,
                     server.scripts.release_due,
                     keys=QueueKeys(queue_name).script_keys(),
-                    args=[now_ms, limit, queue_name],
+                    args=[now_ms, limit, queue_name, ARRIVALS_CHANNEL],
                 )
                 if moved:
                     released.append(queue_name)
@@ -350,5 +542,9 @@ class RedisMessageCache:
         return released
 
     async def close(self) -> None:
+        """Ends every `arrivals()` iterator (closing its subscriptions), then the clients."""
+        for feed in list(self._feeds):
+            feed.names.put_nowait(None)
+            await feed.stop()
         for server in self._servers.values():
             await server.client.aclose()

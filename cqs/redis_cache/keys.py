@@ -1,4 +1,4 @@
-"""Every Redis key cqs uses, in one place.
+"""Every Redis key (and the one pub/sub channel) cqs uses, in one place.
 
 Owns the key layout of the message cache. Each queue's keys share the `{queue_name}` hash
 tag, so they live together on the queue's server (and in one slot under Redis Cluster).
@@ -6,21 +6,35 @@ Imports only the standard library.
 
 Per queue (`cqs:{<queue>}:...`):
 
-  state         STRING  absent | "filling:<owner>" (with a PX lease) | "ready"
-  visible       LIST    message ids; sends RPUSH at the tail, receives LPOP the head,
-                        messages back from flight LPUSH at the head
-  payload       HASH    id -> the message as compact JSON (`codec.py`)
-  receipt       HASH    id -> "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>"
-                        (sent_ms here lets Lua apply retention without decoding JSON;
-                        first_receive_ms 0 = never received; nonce of the latest receive)
-  inflight      ZSET    id -> ms when the message becomes visible again
-  delayed       ZSET    id -> ms when the message is first deliverable
-  fill_deleted  SET     ids deleted while a fill runs, so the fill does not bring them back
+  state          STRING  absent | "filling:<owner>" (with a PX lease) | "ready"
+  visible        LIST    message ids; sends RPUSH at the tail, receives LPOP the head,
+                         messages back from flight LPUSH at the head
+  payload        HASH    id -> the message as compact JSON (`cqs/message_codec.py`)
+  receipt        HASH    id -> "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>"
+                         (sent_ms here lets Lua apply retention without decoding JSON;
+                         first_receive_ms 0 = never received; nonce of the latest receive,
+                         empty when the message was loaded in flight: any handle matches)
+  inflight       ZSET    id -> ms when the message becomes visible again
+  delayed        ZSET    id -> ms when the message is first deliverable
+  fill_deleted   SET     ids deleted while a fill runs, so the fill does not bring them back
+  listening      STRING  "1" with a PX ttl while a long poll of some process waits on the
+                         queue; sends and returns publish on the arrivals channel only then
+  store_deletes  SET     ids deleted from the cache whose delete the durable store could not
+                         take yet; fills skip them. Kept by purge, drop and begin_fill: the
+                         deletes must still reach the store
 
 Per server:
 
-  cqs:due       ZSET    queue name -> earliest ms at which one of its in-flight or delayed
-                        messages is due (may be early after deletes; never late)
+  cqs:due                  ZSET    queue name -> earliest ms at which one of its in-flight or
+                                   delayed messages is due (may be early after deletes;
+                                   never late)
+  cqs:store_delete_queues  SET     names of the queues whose store_deletes set is not empty
+  cqs:sweeper              STRING  the id of the process sweeping this server (`release_due`),
+                                   with a PX lease it renews on every sweep
+
+Per server pub/sub channel:
+
+  cqs:arrivals             names of queues that got visible messages while `listening`
 """
 
 from __future__ import annotations
@@ -29,6 +43,9 @@ from dataclasses import dataclass
 
 PREFIX = "cqs"
 DUE_KEY = f"{PREFIX}:due"
+STORE_DELETE_QUEUES_KEY = f"{PREFIX}:store_delete_queues"
+SWEEPER_KEY = f"{PREFIX}:sweeper"
+ARRIVALS_CHANNEL = f"{PREFIX}:arrivals"
 
 STATE_READY = "ready"
 STATE_FILLING_PREFIX = "filling:"
@@ -71,8 +88,19 @@ class QueueKeys:
     def fill_deleted(self) -> str:
         return self._key("fill_deleted")
 
+    @property
+    def listening(self) -> str:
+        return self._key("listening")
+
+    @property
+    def store_deletes(self) -> str:
+        return self._key("store_deletes")
+
     def script_keys(self) -> list[str]:
-        """KEYS for every queue script, in the order the Lua headers document."""
+        """KEYS for every queue script, in the order the Lua headers document.
+
+        The first eight keep their historical positions; later keys were appended.
+        """
         return [
             self.state,
             self.visible,
@@ -82,10 +110,13 @@ class QueueKeys:
             self.delayed,
             self.fill_deleted,
             DUE_KEY,
+            self.listening,
+            self.store_deletes,
+            STORE_DELETE_QUEUES_KEY,
         ]
 
     def message_keys(self) -> list[str]:
-        """The keys that hold messages (everything but the state)."""
+        """The keys that hold the cached messages (dropped with the queue's cache)."""
         return [
             self.visible,
             self.payload,

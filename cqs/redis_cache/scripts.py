@@ -27,7 +27,10 @@ def script_source(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class QueueScripts:
-    """One registered script per cache operation, bound to one server's client."""
+    """One registered script per cache operation, bound to one server's client.
+
+    Every script but `sweep_lease` is a queue script taking `QueueKeys.script_keys()`.
+    """
 
     begin_fill: AsyncScript
     renew_fill: AsyncScript
@@ -40,6 +43,10 @@ class QueueScripts:
     release_due: AsyncScript
     purge: AsyncScript
     drop: AsyncScript
+    trim_expired: AsyncScript
+    defer_store_delete: AsyncScript
+    forget_store_deletes: AsyncScript
+    sweep_lease: AsyncScript  # per server, not per queue: its only key is cqs:sweeper
 
 
 SCRIPT_NAMES: tuple[str, ...] = tuple(field.name for field in fields(QueueScripts))

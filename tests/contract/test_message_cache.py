@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -25,12 +27,21 @@ from cqs.model import (
 )
 from cqs.ports import MessageCache
 from cqs.redis_cache.cache import RedisMessageCache
-from cqs.redis_cache.keys import DUE_KEY, QueueKeys
+from cqs.redis_cache.keys import (
+    ARRIVALS_CHANNEL,
+    DUE_KEY,
+    STORE_DELETE_QUEUES_KEY,
+    SWEEPER_KEY,
+    QueueKeys,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
 TIMEOUT_MS = 30_000
 RETENTION_MS = 4 * 24 * 3600 * 1000
+# every test on the shared server sweeps as the same process, so none waits for a lease
+SWEEPER = "test-sweeper"
+SWEEP_LEASE_MS = 60_000
 
 
 def now_ms() -> int:
@@ -81,17 +92,42 @@ async def receive(
     return deliveries
 
 
+async def sweep(cache: MessageCache, at_ms: int, limit: int = 100) -> list[str]:
+    return await cache.release_due(at_ms, limit, SWEEPER, SWEEP_LEASE_MS)
+
+
 def bodies(deliveries: Sequence[Delivery]) -> list[str]:
     return [delivery.message.body for delivery in deliveries]
 
 
-@pytest.fixture
-async def raw_redis(redis_server: EmbeddedRedis) -> AsyncIterator[Redis]:
-    client: Redis = Redis.from_url(redis_server.url, decode_responses=True)
+async def wait_until(condition: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Poll `condition` (for things that happen in the background) for up to 10 seconds."""
+    for _ in range(200):
+        if await condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"gave up waiting until {what}")
+
+
+@contextlib.asynccontextmanager
+async def raw_client(url: str) -> AsyncIterator[Redis]:
+    client: Redis = Redis.from_url(url, decode_responses=True)
     try:
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+async def raw_redis(redis_server: EmbeddedRedis) -> AsyncIterator[Redis]:
+    async with raw_client(redis_server.url) as client:
+        yield client
+
+
+@pytest.fixture
+async def lone_raw_redis(lone_redis: EmbeddedRedis) -> AsyncIterator[Redis]:
+    async with raw_client(lone_redis.url) as client:
+        yield client
 
 
 # --- state and fill ---------------------------------------------------------------------
@@ -181,7 +217,7 @@ async def test_load_adds_messages_while_filling_and_skips_those_already_cached(
     sent_during_fill, stored = make_message("sent"), make_message("stored")
     assert await message_cache.begin_fill(name, "filler", 10_000)
     assert await message_cache.add(name, [sent_during_fill], now)
-    await message_cache.load(name, [sent_during_fill, stored], now)
+    assert await message_cache.load(name, "filler", [sent_during_fill, stored], now, {})
     assert await message_cache.finish_fill(name, "filler")
     assert sorted(bodies(await receive(message_cache, name, now))) == ["sent", "stored"]
 
@@ -193,19 +229,19 @@ async def test_load_does_not_bring_back_messages_deleted_during_the_fill(
     now = now_ms()
     never_cached, cached, kept = make_message("a"), make_message("b"), make_message("c")
     assert await message_cache.begin_fill(name, "filler", 10_000)
-    await message_cache.load(name, [cached], now)
+    assert await message_cache.load(name, "filler", [cached], now, {})
     deleted = await message_cache.delete(name, never_cached.message_id, "nonce")
     assert deleted is DeleteOutcome.NOT_CACHED
     assert await message_cache.delete(name, cached.message_id, "nonce") is DeleteOutcome.DELETED
-    await message_cache.load(name, [never_cached, cached, kept], now)
+    assert await message_cache.load(name, "filler", [never_cached, cached, kept], now, {})
     assert await message_cache.finish_fill(name, "filler")
     assert bodies(await receive(message_cache, name, now)) == ["c"]
 
 
 async def test_load_adds_nothing_unless_a_fill_is_running(message_cache: RedisMessageCache) -> None:
     absent, ready = queue_name(), await ready_queue(message_cache)
-    await message_cache.load(absent, [make_message()], now_ms())
-    await message_cache.load(ready, [make_message()], now_ms())
+    assert not await message_cache.load(absent, "filler", [make_message()], now_ms(), {})
+    assert not await message_cache.load(ready, "filler", [make_message()], now_ms(), {})
     assert await message_cache.counts(absent, now_ms()) == MessageCounts(0, 0, 0)
     assert await message_cache.counts(ready, now_ms()) == MessageCounts(0, 0, 0)
 
@@ -214,10 +250,123 @@ async def test_load_respects_the_delay_of_stored_messages(message_cache: RedisMe
     name = queue_name()
     now = now_ms()
     assert await message_cache.begin_fill(name, "filler", 10_000)
-    await message_cache.load(name, [make_message("later", sent_ms=now, delay_ms=5000)], now)
+    later = make_message("later", sent_ms=now, delay_ms=5000)
+    assert await message_cache.load(name, "filler", [later], now, {})
     assert await message_cache.finish_fill(name, "filler")
     assert await receive(message_cache, name, now) == []
     assert bodies(await receive(message_cache, name, now + 5000)) == ["later"]
+
+
+async def test_load_by_an_owner_whose_lease_was_taken_over_is_refused_and_adds_nothing(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    now = now_ms()
+    assert await message_cache.begin_fill(name, "slow", 50)
+    await asyncio.sleep(0.2)
+    assert await message_cache.begin_fill(name, "fast", 10_000)
+    assert not await message_cache.load(name, "slow", [make_message("from slow")], now, {})
+    assert not await message_cache.load(name, "slow", [], now, {})
+    assert await message_cache.load(name, "fast", [], now, {})
+    assert await message_cache.load(name, "fast", [make_message("from fast")], now, {})
+    assert await message_cache.finish_fill(name, "fast")
+    assert bodies(await receive(message_cache, name, now)) == ["from fast"]
+
+
+async def test_load_puts_a_message_handed_out_during_the_outage_in_flight_until_its_time(
+    message_cache: RedisMessageCache, raw_redis: Redis
+) -> None:
+    name = queue_name()
+    now = now_ms()
+    handed_out, other = make_message("handed out"), make_message("other")
+    hidden_until = {handed_out.message_id: now + 5000}
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.load(name, "filler", [handed_out, other], now, hidden_until)
+    assert await message_cache.finish_fill(name, "filler")
+    assert await message_cache.counts(name, now) == MessageCounts(1, 1, 0)
+    assert await raw_redis.zscore(DUE_KEY, name) == now + 5000
+    assert bodies(await receive(message_cache, name, now)) == ["other"]
+    assert await receive(message_cache, name, now + 4999) == []
+    [again] = await receive(message_cache, name, now + 5000)
+    assert again.message == handed_out
+    assert again.receive_count == 2
+    assert again.first_receive_timestamp_ms == now
+
+
+async def test_load_makes_a_message_whose_hidden_time_has_passed_visible(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    now = now_ms()
+    message = make_message("back already")
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.load(name, "filler", [message], now, {message.message_id: now})
+    assert await message_cache.finish_fill(name, "filler")
+    [delivery] = await receive(message_cache, name, now)
+    assert delivery.receive_count == 1
+
+
+async def test_load_skips_messages_waiting_for_their_store_delete(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = queue_name()
+    now = now_ms()
+    deleted, kept = make_message("deleted"), make_message("kept")
+    await message_cache.defer_store_delete(name, deleted.message_id)
+    try:
+        assert await message_cache.begin_fill(name, "filler", 10_000)
+        assert await message_cache.load(name, "filler", [deleted, kept], now, {})
+        assert await message_cache.finish_fill(name, "filler")
+        assert bodies(await receive(message_cache, name, now)) == ["kept"]
+    finally:
+        await message_cache.forget_store_deletes(name, [deleted.message_id])
+
+
+async def loaded_in_flight(cache: MessageCache, now: int) -> tuple[str, Message]:
+    """A ready queue holding one message a fill loaded in flight until now + 60 s."""
+    name = queue_name()
+    message = make_message("handed out during the outage")
+    assert await cache.begin_fill(name, "filler", 10_000)
+    assert await cache.load(name, "filler", [message], now, {message.message_id: now + 60_000})
+    assert await cache.finish_fill(name, "filler")
+    return name, message
+
+
+async def test_a_message_loaded_in_flight_is_deleted_with_the_handle_the_store_gave_out(
+    message_cache: RedisMessageCache,
+) -> None:
+    name, message = await loaded_in_flight(message_cache, now_ms())
+    outcome = await message_cache.delete(name, message.message_id, "nonce-from-the-outage")
+    assert outcome is DeleteOutcome.DELETED
+    assert await message_cache.counts(name, now_ms()) == MessageCounts(0, 0, 0)
+
+
+async def test_a_message_loaded_in_flight_changes_visibility_with_the_handle_the_store_gave_out(
+    message_cache: RedisMessageCache,
+) -> None:
+    now = now_ms()
+    name, message = await loaded_in_flight(message_cache, now)
+    outcome = await message_cache.change_visibility(
+        name, message.message_id, "nonce-from-the-outage", now
+    )
+    assert outcome is VisibilityOutcome.CHANGED
+    assert bodies(await receive(message_cache, name, now)) == [message.body]
+
+
+async def test_once_received_from_the_cache_a_loaded_message_rejects_the_outage_handle(
+    message_cache: RedisMessageCache,
+) -> None:
+    now = now_ms()
+    name, message = await loaded_in_flight(message_cache, now)
+    [delivery] = await receive(message_cache, name, now + 60_000)
+    outcome = await message_cache.delete(name, message.message_id, "nonce-from-the-outage")
+    assert outcome is DeleteOutcome.STALE_HANDLE
+    changed = await message_cache.change_visibility(
+        name, message.message_id, "nonce-from-the-outage", now_ms() + 90_000
+    )
+    assert changed is VisibilityOutcome.STALE_HANDLE
+    current = await message_cache.delete(name, message.message_id, delivery.receipt_nonce)
+    assert current is DeleteOutcome.DELETED
 
 
 # --- send, receive, delete --------------------------------------------------------------
@@ -325,7 +474,7 @@ async def test_a_message_visible_again_after_its_timeout_is_deleted_with_its_las
     now = now_ms()
     await message_cache.add(name, [make_message("old"), make_message("other")], now)
     [delivery] = await receive(message_cache, name, now, max_count=1, timeout_ms=1000)
-    assert await message_cache.release_due(now + 1000, 100) == [name]
+    assert await sweep(message_cache, now + 1000) == [name]
     outcome = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
     assert outcome is DeleteOutcome.DELETED
     assert bodies(await receive(message_cache, name, now + 1000)) == ["other"]
@@ -414,13 +563,13 @@ async def test_release_due_returns_queues_whose_hidden_messages_are_due(
     await receive(message_cache, hidden, now, timeout_ms=1000)
     await message_cache.add(delayed, [make_message(sent_ms=now, delay_ms=1000)], now)
     await message_cache.add(quiet, [make_message(sent_ms=now, delay_ms=60_000)], now)
-    assert set(await message_cache.release_due(now + 999, 100)).isdisjoint({hidden, delayed})
-    released = await message_cache.release_due(now + 1000, 100)
+    assert set(await sweep(message_cache, now + 999)).isdisjoint({hidden, delayed})
+    released = await sweep(message_cache, now + 1000)
     assert {hidden, delayed} <= set(released)
     assert quiet not in released
     assert await message_cache.counts(hidden, now + 1000) == MessageCounts(1, 0, 0)
     assert await message_cache.counts(delayed, now + 1000) == MessageCounts(1, 0, 0)
-    assert hidden not in await message_cache.release_due(now + 1000, 100)
+    assert hidden not in await sweep(message_cache, now + 1000)
 
 
 async def test_release_due_forgets_a_queue_once_nothing_is_hidden(
@@ -432,9 +581,9 @@ async def test_release_due_forgets_a_queue_once_nothing_is_hidden(
     await receive(message_cache, name, now, max_count=1, timeout_ms=1000)
     await receive(message_cache, name, now, max_count=1, timeout_ms=3000)
     assert await raw_redis.zscore(DUE_KEY, name) == now + 1000
-    await message_cache.release_due(now + 1000, 100)
+    await sweep(message_cache, now + 1000)
     assert await raw_redis.zscore(DUE_KEY, name) == now + 3000
-    await message_cache.release_due(now + 3000, 100)
+    await sweep(message_cache, now + 3000)
     assert await raw_redis.zscore(DUE_KEY, name) is None
 
 
@@ -445,9 +594,9 @@ async def test_release_due_moves_at_most_the_limit_and_leaves_the_rest_due(
     now = now_ms()
     await message_cache.add(name, [make_message(str(index)) for index in range(5)], now)
     await receive(message_cache, name, now, timeout_ms=1000)
-    await message_cache.release_due(now + 1000, 3)
+    await sweep(message_cache, now + 1000, limit=3)
     assert (await message_cache.counts(name, now)).in_flight == 2
-    assert name in await message_cache.release_due(now + 1000, 3)
+    assert name in await sweep(message_cache, now + 1000, limit=3)
     assert (await message_cache.counts(name, now)).in_flight == 0
 
 
@@ -581,7 +730,8 @@ async def test_drop_forgets_the_queue_entirely(
     await receive(message_cache, name, now, max_count=1)
     await message_cache.drop(name)
     assert await message_cache.state(name) is CacheState.ABSENT
-    assert await raw_redis.exists(*QueueKeys(name).script_keys()[:-1]) == 0
+    keys = QueueKeys(name)
+    assert await raw_redis.exists(keys.state, *keys.message_keys()) == 0
     assert await raw_redis.zscore(DUE_KEY, name) is None
 
 
@@ -611,7 +761,7 @@ async def test_queues_live_on_the_server_the_ring_picks_and_each_server_is_used(
                     assert await client.zscore(DUE_KEY, name) == now + 1000
                 finally:
                     await client.aclose()
-            assert set(await cache.release_due(now + 1000, 100)) >= set(by_server.values())
+            assert set(await sweep(cache, now + 1000)) >= set(by_server.values())
         finally:
             await cache.close()
 
@@ -692,7 +842,395 @@ async def test_release_due_skips_an_unreachable_server_and_sweeps_the_others(
         assert await cache.finish_fill(name, "filler")
         await cache.add(name, [make_message(sent_ms=now, delay_ms=1000)], now)
         doomed.kill()
-        assert name in await cache.release_due(now + 1000, 100)
+        assert name in await sweep(cache, now + 1000)
     finally:
         await cache.close()
         doomed.stop()
+
+
+# --- long-poll wake-ups -----------------------------------------------------------------
+
+
+class Hearing:
+    """Collects what `cache.arrivals()` yields, in a task of its own, as a long poll would."""
+
+    def __init__(self, cache: MessageCache) -> None:
+        self.names: asyncio.Queue[str] = asyncio.Queue()
+        self.ended = asyncio.Event()
+        self.task = asyncio.create_task(self._consume(cache))
+
+    async def _consume(self, cache: MessageCache) -> None:
+        try:
+            async for name in cache.arrivals():
+                self.names.put_nowait(name)
+        finally:
+            self.ended.set()
+
+    async def next_name(self) -> str:
+        return await asyncio.wait_for(self.names.get(), 10)
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+async def subscribers(client: Redis) -> int:
+    [(_channel, count)] = await client.pubsub_numsub(ARRIVALS_CHANNEL)
+    return int(count)
+
+
+@contextlib.asynccontextmanager
+async def hearing(cache: MessageCache, *servers: Redis) -> AsyncIterator[Hearing]:
+    """Arrivals of `cache`, once subscribed on each of `servers` (each its own test's)."""
+    heard = Hearing(cache)
+    try:
+        for server in servers:
+
+            async def subscribed(server: Redis = server) -> bool:
+                return await subscribers(server) >= 1
+
+            await wait_until(subscribed, "the arrivals subscription is in place")
+        yield heard
+    finally:
+        await heard.stop()
+
+
+async def test_a_send_to_a_queue_a_long_poll_listens_on_is_heard_by_arrivals(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    quiet, listened = await ready_queue(lone_cache), await ready_queue(lone_cache)
+    await lone_cache.listen(listened, 10_000)
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        await lone_cache.add(quiet, [make_message()], now_ms())  # nobody listens: no publish
+        await lone_cache.add(listened, [make_message()], now_ms())
+        assert await heard.next_name() == listened
+
+
+async def test_a_delayed_send_wakes_nobody(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    delayed, immediate = await ready_queue(lone_cache), await ready_queue(lone_cache)
+    await lone_cache.listen(delayed, 10_000)
+    await lone_cache.listen(immediate, 10_000)
+    now = now_ms()
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        await lone_cache.add(delayed, [make_message(sent_ms=now, delay_ms=60_000)], now)
+        await lone_cache.add(immediate, [make_message()], now)
+        assert await heard.next_name() == immediate
+
+
+async def test_a_listen_lapses_after_its_ttl(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    lapsed, listened = await ready_queue(lone_cache), await ready_queue(lone_cache)
+    await lone_cache.listen(lapsed, 50)
+    await asyncio.sleep(0.2)
+    await lone_cache.listen(listened, 10_000)
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        await lone_cache.add(lapsed, [make_message()], now_ms())
+        await lone_cache.add(listened, [make_message()], now_ms())
+        assert await heard.next_name() == listened
+
+
+async def test_messages_back_from_flight_wake_listeners_through_the_sweep(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    name = await ready_queue(lone_cache)
+    now = now_ms()
+    await lone_cache.add(name, [make_message()], now)
+    await receive(lone_cache, name, now, timeout_ms=1000)
+    await lone_cache.listen(name, 10_000)
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        assert await sweep(lone_cache, now + 1000) == [name]
+        assert await heard.next_name() == name
+
+
+async def test_messages_a_receive_brought_back_and_left_visible_wake_listeners(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    name = await ready_queue(lone_cache)
+    now = now_ms()
+    await lone_cache.add(name, [make_message(), make_message()], now)
+    await receive(lone_cache, name, now, timeout_ms=1000)
+    await lone_cache.listen(name, 10_000)
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        assert len(await receive(lone_cache, name, now + 1000, max_count=1)) == 1
+        assert await heard.next_name() == name
+
+
+async def test_a_message_made_visible_by_change_visibility_wakes_listeners(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    name = await ready_queue(lone_cache)
+    now = now_ms()
+    await lone_cache.add(name, [make_message()], now)
+    [delivery] = await receive(lone_cache, name, now)
+    await lone_cache.listen(name, 10_000)
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        outcome = await lone_cache.change_visibility(
+            name, delivery.message.message_id, delivery.receipt_nonce, now
+        )
+        assert outcome is VisibilityOutcome.CHANGED
+        assert await heard.next_name() == name
+
+
+async def test_arrivals_are_heard_from_every_server(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path / "one") as one, EmbeddedRedis(tmp_path / "two") as two:
+        cache = RedisMessageCache([one.url, two.url])
+        try:
+            by_server: dict[str, str] = {}
+            while len(by_server) < 2:
+                name = queue_name()
+                by_server.setdefault(cache.server_for(name), name)
+            for name in by_server.values():
+                assert await cache.begin_fill(name, "filler", 10_000)
+                assert await cache.finish_fill(name, "filler")
+                await cache.listen(name, 10_000)
+            async with raw_client(one.url) as first, raw_client(two.url) as second:
+                async with hearing(cache, first, second) as heard:
+                    for name in by_server.values():
+                        await cache.add(name, [make_message()], now_ms())
+                    assert {await heard.next_name(), await heard.next_name()} == set(
+                        by_server.values()
+                    )
+        finally:
+            await cache.close()
+
+
+async def test_arrivals_ride_out_a_server_restart_and_warn_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = EmbeddedRedis(tmp_path / "restarted")
+    server.start()
+    cache = RedisMessageCache([server.url], down_seconds=0.0)
+    caplog.set_level(logging.WARNING, logger="cqs.redis_cache.cache")
+    try:
+        async with raw_client(server.url) as before:
+            async with hearing(cache, before) as heard:
+                server.kill()
+                await asyncio.sleep(0.5)  # several resubscribe attempts fail meanwhile
+                server = EmbeddedRedis(tmp_path / "restarted", port=server.port)
+                server.start()
+                async with raw_client(server.url) as after:
+
+                    async def subscribed_again() -> bool:
+                        return await subscribers(after) >= 1
+
+                    await wait_until(subscribed_again, "arrivals subscribe again")
+                name = await ready_queue(cache)
+                await cache.listen(name, 10_000)
+                await cache.add(name, [make_message()], now_ms())
+                assert await heard.next_name() == name
+                assert not heard.task.done()
+        lost = [r for r in caplog.records if "lost the arrivals subscription" in r.getMessage()]
+        again = [r for r in caplog.records if "heard again" in r.getMessage()]
+        assert (len(lost), len(again)) == (1, 1)
+    finally:
+        await cache.close()
+        server.stop()
+
+
+async def test_cancelling_the_consumer_closes_its_subscriptions(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    async with hearing(lone_cache, lone_raw_redis) as heard:
+        await heard.stop()
+
+    async def unsubscribed() -> bool:
+        return await subscribers(lone_raw_redis) == 0
+
+    await wait_until(unsubscribed, "the subscription is closed")
+
+
+async def test_closing_the_cache_ends_arrivals_and_closes_its_subscriptions(
+    lone_redis: EmbeddedRedis, lone_raw_redis: Redis
+) -> None:
+    cache = RedisMessageCache([lone_redis.url])
+    async with hearing(cache, lone_raw_redis) as heard:
+        await cache.close()
+        await asyncio.wait_for(heard.ended.wait(), 10)
+        assert heard.task.exception() is None
+
+    async def unsubscribed() -> bool:
+        return await subscribers(lone_raw_redis) == 0
+
+    await wait_until(unsubscribed, "the subscription is closed")
+
+
+# --- retention trimming -----------------------------------------------------------------
+
+
+async def test_trim_expired_drops_old_messages_from_the_head_up_to_the_first_live_one(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    old = [make_message(f"old {index}", sent_ms=now - 10_000) for index in range(2)]
+    fresh = make_message("fresh", sent_ms=now)
+    old_behind = make_message("old behind", sent_ms=now - 10_000)
+    await message_cache.add(name, [*old, fresh, old_behind], now)
+    assert await message_cache.trim_expired(name, now, 5_000) == 2
+    assert await message_cache.trim_expired(name, now, 5_000) == 0
+    assert await message_cache.delete(name, old[0].message_id, "") is DeleteOutcome.NOT_CACHED
+    assert bodies(await receive(message_cache, name, now)) == ["fresh", "old behind"]
+
+
+async def test_trim_expired_leaves_messages_in_flight_and_delayed_alone(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    old = now - 10_000
+    await message_cache.add(name, [make_message("in flight", sent_ms=old)], now)
+    await receive(message_cache, name, now)
+    await message_cache.add(name, [make_message("delayed", sent_ms=old, delay_ms=20_000)], now)
+    assert await message_cache.trim_expired(name, now, 5_000) == 0
+    assert await message_cache.counts(name, now) == MessageCounts(0, 1, 1)
+
+
+async def test_trim_expired_drops_an_expired_message_once_it_is_back_from_flight(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(name, [make_message("old", sent_ms=now - 10_000)], now)
+    await receive(message_cache, name, now, timeout_ms=1000)
+    await sweep(message_cache, now + 1000)
+    assert await message_cache.trim_expired(name, now + 1000, 5_000) == 1
+    assert await message_cache.counts(name, now + 1000) == MessageCounts(0, 0, 0)
+
+
+async def test_trim_expired_drops_at_most_a_thousand_messages_per_call(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(
+        name, [make_message(str(index), sent_ms=now - 10_000) for index in range(1003)], now
+    )
+    assert await message_cache.trim_expired(name, now, 5_000) == 1000
+    assert await message_cache.trim_expired(name, now, 5_000) == 3
+
+
+# --- deferred store deletes -------------------------------------------------------------
+
+
+async def test_deferred_store_deletes_are_listed_by_queue_until_forgotten(
+    lone_cache: RedisMessageCache,
+) -> None:
+    first, second = queue_name(), queue_name()
+    await lone_cache.defer_store_delete(first, "a")
+    await lone_cache.defer_store_delete(first, "b")
+    await lone_cache.defer_store_delete(first, "b")
+    await lone_cache.defer_store_delete(second, "c")
+    listed = await lone_cache.deferred_store_deletes(100)
+    assert {name: sorted(ids) for name, ids in listed.items()} == {first: ["a", "b"], second: ["c"]}
+    await lone_cache.forget_store_deletes(first, ["a"])
+    assert await lone_cache.deferred_store_deletes(100) == {first: ["b"], second: ["c"]}
+
+
+async def test_deferred_store_deletes_give_no_more_ids_than_the_limit(
+    lone_cache: RedisMessageCache,
+) -> None:
+    for name in (queue_name(), queue_name(), queue_name()):
+        for index in range(4):
+            await lone_cache.defer_store_delete(name, f"{name}-{index}")
+    listed = await lone_cache.deferred_store_deletes(6)
+    assert sum(len(ids) for ids in listed.values()) == 6
+    assert all(ids for ids in listed.values())
+
+
+async def test_a_queue_whose_deferred_deletes_are_all_forgotten_leaves_the_index(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    name = queue_name()
+    await lone_cache.defer_store_delete(name, "a")
+    await lone_cache.defer_store_delete(name, "b")
+    assert await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, name)
+    await lone_cache.forget_store_deletes(name, ["a"])
+    assert await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, name)
+    await lone_cache.forget_store_deletes(name, ["b", "never deferred"])
+    assert not await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, name)
+    assert await lone_cache.deferred_store_deletes(100) == {}
+
+
+async def test_purge_drop_and_refill_keep_deferred_store_deletes(
+    lone_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(lone_cache)
+    await lone_cache.defer_store_delete(name, "waiting")
+    await lone_cache.purge(name)
+    await lone_cache.drop(name)
+    assert await lone_cache.begin_fill(name, "filler", 10_000)
+    assert await lone_cache.deferred_store_deletes(100) == {name: ["waiting"]}
+
+
+async def test_deferred_store_deletes_come_from_every_reachable_server(
+    tmp_path: Path, lone_redis: EmbeddedRedis
+) -> None:
+    doomed = EmbeddedRedis(tmp_path / "doomed")
+    doomed.start()
+    cache = RedisMessageCache([lone_redis.url, doomed.url], down_seconds=0.0)
+    try:
+        on_lone, on_doomed = queue_name(), queue_name()
+        while cache.server_for(on_lone) != lone_redis.url:
+            on_lone = queue_name()
+        while cache.server_for(on_doomed) != doomed.url:
+            on_doomed = queue_name()
+        await cache.defer_store_delete(on_lone, "x")
+        await cache.defer_store_delete(on_doomed, "y")
+        assert await cache.deferred_store_deletes(100) == {on_lone: ["x"], on_doomed: ["y"]}
+        doomed.kill()
+        assert await cache.deferred_store_deletes(100) == {on_lone: ["x"]}
+    finally:
+        await cache.close()
+        doomed.stop()
+
+
+# --- the sweep lease --------------------------------------------------------------------
+
+
+async def queue_due_at(cache: MessageCache, now: int) -> str:
+    """A ready queue with one message in flight until now + 1 s."""
+    name = await ready_queue(cache)
+    await cache.add(name, [make_message()], now)
+    await receive(cache, name, now, timeout_ms=1000)
+    return name
+
+
+async def test_only_the_sweeper_holding_a_servers_lease_sweeps_it(
+    lone_cache: RedisMessageCache,
+) -> None:
+    now = now_ms()
+    name = await queue_due_at(lone_cache, now)
+    assert await lone_cache.release_due(now, 100, "first", 60_000) == []  # takes the lease
+    assert await lone_cache.release_due(now + 1000, 100, "second", 60_000) == []
+    assert (await lone_cache.counts(name, now)).in_flight == 1
+    assert await lone_cache.release_due(now + 1000, 100, "first", 60_000) == [name]
+
+
+async def test_a_lapsed_sweep_lease_passes_to_another_sweeper(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    now = now_ms()
+    name = await queue_due_at(lone_cache, now)
+    assert await lone_cache.release_due(now, 100, "dying", 100) == []
+
+    async def lapsed() -> bool:
+        return await lone_raw_redis.exists(SWEEPER_KEY) == 0
+
+    await wait_until(lapsed, "the sweep lease lapses")
+    assert await lone_cache.release_due(now + 1000, 100, "survivor", 60_000) == [name]
+    assert await lone_raw_redis.get(SWEEPER_KEY) == "survivor"
+    assert await lone_cache.release_due(now + 1000, 100, "dying", 100) == []
+
+
+async def test_each_sweep_renews_the_holders_lease(
+    lone_cache: RedisMessageCache, lone_raw_redis: Redis
+) -> None:
+    await lone_cache.release_due(now_ms(), 100, "holder", 1000)
+    await lone_cache.release_due(now_ms(), 100, "holder", 60_000)
+    assert await lone_raw_redis.pttl(SWEEPER_KEY) > 1000
+    await lone_cache.release_due(now_ms(), 100, "other", 1000)
+    assert await lone_raw_redis.get(SWEEPER_KEY) == "holder"

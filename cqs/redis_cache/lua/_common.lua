@@ -2,6 +2,7 @@
 -- They use the KEYS layout every queue script shares:
 --   KEYS[1] state  KEYS[2] visible  KEYS[3] payload  KEYS[4] receipt
 --   KEYS[5] inflight  KEYS[6] delayed  KEYS[7] fill_deleted  KEYS[8] cqs:due (per server)
+--   KEYS[9] listening  KEYS[10] store_deletes  KEYS[11] cqs:store_delete_queues (per server)
 
 -- Milliseconds as an integer string (Lua would print large numbers in %.14g).
 local function ms(value)
@@ -15,6 +16,21 @@ end
 -- The nonce of the latest receive, from "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>".
 local function receipt_nonce(receipt)
   return string.match(receipt, '^%d+:%d+:%d+:(.*)$')
+end
+
+-- Whether a handle with `nonce` may act on an in-flight message with this receipt. An empty
+-- stored nonce (loaded in flight after an outage, handed out from the store) matches any.
+local function handle_matches(receipt, nonce)
+  local stored = receipt_nonce(receipt)
+  return stored == '' or stored == nonce
+end
+
+-- Tell every process's `arrivals` that the queue has visible messages, if a long poll
+-- listens on it (ARGV names the channel: channels are not keys).
+local function announce(channel, queue)
+  if redis.call('EXISTS', KEYS[9]) == 1 then
+    redis.call('PUBLISH', channel, queue)
+  end
 end
 
 -- Lower the queue's entry in cqs:due to `at` (ZADD LT adds it when missing).
@@ -62,17 +78,26 @@ local function move_due(now, limit)
   return moved
 end
 
--- Cache one message unless its id is already cached. Returns 1 if added, else 0.
-local function add_message(now, queue, id, sent_ms, visible_at_ms, payload)
+-- Cache one message unless its id is already cached: in flight until `hidden_until` when
+-- that is after now (loaded by a fill; receive count 1, no nonce), else delayed until
+-- `visible_at_ms` when that is after now, else visible at the tail.
+-- Returns 'inflight', 'delayed' or 'visible' where it went, or false if already cached.
+local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until, payload)
   if redis.call('HSETNX', KEYS[3], id, payload) == 0 then
-    return 0
+    return false
+  end
+  if tonumber(hidden_until) > now then
+    redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')
+    redis.call('ZADD', KEYS[5], hidden_until, id)
+    note_due(hidden_until, queue)
+    return 'inflight'
   end
   redis.call('HSET', KEYS[4], id, sent_ms .. ':0:0:')
   if tonumber(visible_at_ms) > now then
     redis.call('ZADD', KEYS[6], visible_at_ms, id)
     note_due(visible_at_ms, queue)
-  else
-    redis.call('RPUSH', KEYS[2], id)
+    return 'delayed'
   end
-  return 1
+  redis.call('RPUSH', KEYS[2], id)
+  return 'visible'
 end

@@ -1,9 +1,11 @@
 -- begin_fill: ABSENT -> FILLING for one owner, clearing whatever messages a previous
 -- incarnation of the cache left behind.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
 -- ARGV: [1] the filling state value ("filling:<owner>")  [2] lease in ms  [3] queue name
 -- Returns: 1 if this owner now holds the fill lease, 0 if the state was not absent.
+-- Keeps listening and store_deletes (the fill skips those ids).
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end

@@ -1,10 +1,15 @@
 -- change_visibility: move an in-flight message's return time.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
 -- ARGV: [1] message id  [2] receipt nonce  [3] new visible-at ms  [4] now ms  [5] queue name
+--       [6] arrivals channel
 -- Returns: 'changed', 'not_in_flight' or 'stale_handle' (VisibilityOutcome values).
 -- A message whose timeout has passed counts as visible even before the sweep moves it.
--- visible-at <= now puts the message back at the head of the visible list.
+-- The handle matches when the stored nonce equals its nonce or is empty (loaded in flight
+-- by a fill after an outage: the handle came from the store).
+-- visible-at <= now puts the message back at the head of the visible list (and publishes
+-- the queue name on the arrivals channel if a long poll listens).
 --!include _common.lua
 local id = ARGV[1]
 local score = redis.call('ZSCORE', KEYS[5], id)
@@ -12,7 +17,7 @@ if not score then
   return 'not_in_flight'
 end
 local receipt = redis.call('HGET', KEYS[4], id)
-if not receipt or receipt_nonce(receipt) ~= ARGV[2] then
+if not receipt or not handle_matches(receipt, ARGV[2]) then
   return 'stale_handle'
 end
 local now = tonumber(ARGV[4])
@@ -22,6 +27,7 @@ end
 if tonumber(ARGV[3]) <= now then
   redis.call('ZREM', KEYS[5], id)
   redis.call('LPUSH', KEYS[2], id)
+  announce(ARGV[6], ARGV[5])
 else
   redis.call('ZADD', KEYS[5], 'XX', ARGV[3], id)
   note_due(ARGV[3], ARGV[5])

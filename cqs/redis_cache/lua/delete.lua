@@ -1,8 +1,11 @@
 -- delete: remove one message unless it was received again since the caller's receive.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
 -- ARGV: [1] message id  [2] receipt nonce from the caller's handle
 -- Returns: 'deleted', 'not_cached' or 'stale_handle' (DeleteOutcome values).
+-- An in-flight message matches the handle when its stored nonce equals the handle's or is
+-- empty (loaded in flight by a fill after an outage: the handle came from the store).
 -- While a fill runs every deleted id is remembered so the fill does not bring it back.
 -- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
 --!include _common.lua
@@ -15,7 +18,7 @@ if not receipt then
   return 'not_cached'
 end
 if redis.call('ZSCORE', KEYS[5], id) then
-  if receipt_nonce(receipt) ~= ARGV[2] then
+  if not handle_matches(receipt, ARGV[2]) then
     return 'stale_handle'
   end
   redis.call('ZREM', KEYS[5], id)

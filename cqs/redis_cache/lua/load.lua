@@ -1,19 +1,28 @@
--- load: during a fill, cache messages read from the durable store.
+-- load: during the caller's fill, cache messages read from the durable store.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
--- ARGV: [1] now ms  [2] queue name, then per message four values:
---       id, sent_timestamp_ms, visible_at_ms, payload (JSON)
--- Returns: how many messages were added. Messages already cached or deleted since the fill
---          began are skipped; nothing is added unless the queue is filling.
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+-- ARGV: [1] now ms  [2] queue name  [3] the filling state value ("filling:<owner>"),
+--       then per message five values:
+--       id, sent_timestamp_ms, visible_at_ms, hidden_until_ms (0 = not hidden), payload (JSON)
+-- Returns: how many messages were added, or -1 (nothing added) unless the state is the
+--          caller's fill. Skipped: ids already cached, deleted since the fill began
+--          (fill_deleted) or waiting for their store delete (store_deletes).
+-- A message hidden until after now goes in flight until then, with receive count 1, first
+-- receive now and an empty nonce (any handle may delete it or change its visibility).
 --!include _common.lua
-if not is_filling(redis.call('GET', KEYS[1])) then
-  return 0
+if redis.call('GET', KEYS[1]) ~= ARGV[3] then
+  return -1
 end
 local now = tonumber(ARGV[1])
 local added = 0
-for index = 3, #ARGV, 4 do
-  if redis.call('SISMEMBER', KEYS[7], ARGV[index]) == 0 then
-    added = added + add_message(now, ARGV[2], ARGV[index], ARGV[index + 1], ARGV[index + 2], ARGV[index + 3])
+for index = 4, #ARGV, 5 do
+  local id = ARGV[index]
+  local skipped = redis.call('SISMEMBER', KEYS[7], id) == 1
+    or redis.call('SISMEMBER', KEYS[10], id) == 1
+  if not skipped and add_message(
+      now, ARGV[2], id, ARGV[index + 1], ARGV[index + 2], ARGV[index + 3], ARGV[index + 4]) then
+    added = added + 1
   end
 end
 return added

@@ -1,8 +1,10 @@
 -- purge: remove every message of the queue, keeping its state.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
 -- ARGV: [1] queue name
 -- Returns: 1.
+-- Keeps listening and store_deletes: those deletes must still reach the durable store.
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 redis.call('ZREM', KEYS[8], ARGV[1])
 return 1

@@ -1,12 +1,16 @@
 -- receive: hand out up to max_count visible messages and hide them until now + timeout.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  -- the same eight for every queue script
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
 -- ARGV: [1] now ms  [2] visibility timeout ms (0 = stays visible)  [3] retention ms
---       [4] max count  [5] queue name  [6..] one receipt nonce per delivery, in order
+--       [4] max count  [5] queue name  [6] arrivals channel
+--       [7..] one receipt nonce per delivery, in order
 -- Returns: nil if the queue is not ready; otherwise a flat array, four values per delivery:
 --          id, payload (JSON), receive count, first receive ms.
 -- Due in-flight and delayed messages (up to 1000) become visible first. Messages older
--- than the retention period are dropped as they are popped (up to 1000 per call).
+-- than the retention period are dropped as they are popped (up to 1000 per call). When due
+-- messages became visible here and some are left after this receive, the queue name is
+-- published on the arrivals channel if a long poll listens (the sweep will not see them).
 --!include _common.lua
 if redis.call('GET', KEYS[1]) ~= 'ready' then
   return false
@@ -16,7 +20,8 @@ local timeout = tonumber(ARGV[2])
 local retention = tonumber(ARGV[3])
 local max_count = tonumber(ARGV[4])
 local queue = ARGV[5]
-if move_due(ARGV[1], 1000) > 0 then
+local moved = move_due(ARGV[1], 1000)
+if moved > 0 then
   rescore_due(queue)
 end
 
@@ -46,7 +51,7 @@ while delivered < max_count and skip_budget > 0 do
     if first == '0' then
       first = ARGV[1]
     end
-    redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. ARGV[5 + delivered])
+    redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. ARGV[6 + delivered])
     if timeout > 0 then
       redis.call('ZADD', KEYS[5], ms(now + timeout), id)
     else
@@ -69,5 +74,8 @@ if #still_visible > 0 then
 end
 if delivered > 0 and timeout > 0 then
   note_due(ms(now + timeout), queue)
+end
+if moved > 0 and redis.call('LLEN', KEYS[2]) > 0 then
+  announce(ARGV[6], queue)
 end
 return deliveries

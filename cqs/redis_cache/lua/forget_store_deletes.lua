@@ -1,0 +1,15 @@
+-- forget_store_deletes: the durable store took these deletes; stop remembering them.
+-- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+-- ARGV: [1] queue name  [2..] message ids (none: only tidy the index)
+-- Returns: how many ids were forgotten.
+-- The queue leaves cqs:store_delete_queues once its store_deletes set is empty.
+local forgotten = 0
+if #ARGV > 1 then
+  forgotten = redis.call('SREM', KEYS[10], unpack(ARGV, 2))
+end
+if redis.call('SCARD', KEYS[10]) == 0 then
+  redis.call('SREM', KEYS[11], ARGV[1])
+end
+return forgotten

@@ -1,0 +1,29 @@
+-- trim_expired: drop visible messages older than the retention period from the head.
+-- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+-- ARGV: [1] now ms  [2] retention ms  [3] at most this many messages
+-- Returns: how many messages were dropped.
+-- Pops from the head while the head message was sent at least the retention period ago
+-- (or is half-written); stops at the first live one. The head holds the oldest sends and
+-- the messages back from flight, so one pass finds most expired messages cheaply.
+local now = tonumber(ARGV[1])
+local retention = tonumber(ARGV[2])
+local budget = tonumber(ARGV[3])
+local dropped = 0
+while dropped < budget do
+  local id = redis.call('LINDEX', KEYS[2], 0)
+  if not id then
+    break
+  end
+  local receipt = redis.call('HGET', KEYS[4], id)
+  local sent = receipt and string.match(receipt, '^(%d+):')
+  if sent and redis.call('HEXISTS', KEYS[3], id) == 1 and tonumber(sent) + retention > now then
+    break
+  end
+  redis.call('LPOP', KEYS[2])
+  redis.call('HDEL', KEYS[3], id)
+  redis.call('HDEL', KEYS[4], id)
+  dropped = dropped + 1
+end
+return dropped
