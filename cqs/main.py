@@ -14,8 +14,11 @@ import hashlib
 import logging
 import os
 import signal
+import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from aiohttp import web
@@ -24,11 +27,13 @@ from cqs import __version__
 from cqs.cassandra_store.catalog import CassandraQueueCatalog
 from cqs.cassandra_store.session import connect as connect_cassandra
 from cqs.cassandra_store.store import CassandraMessageStore
+from cqs.errors import StorageUnavailable
+from cqs.housekeeping import Housekeeper
 from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService, ServiceTuning
-from cqs.settings import Settings, add_setting_flags, load_settings
+from cqs.settings import Settings, add_setting_flags, load_settings, settings_environment
 from cqs.sqs_api.app import create_api_app
 
 log = logging.getLogger("cqs")
@@ -92,13 +97,15 @@ def build_app(settings: Settings) -> web.Application:
             interval_seconds=settings.revisibility_interval_seconds,
         )
         sweeping = asyncio.create_task(worker.run(), name="revisibility-worker")
+        chores = asyncio.create_task(Housekeeper(service).run(), name="housekeeping")
         log.info("cqs %s ready on %s:%d", __version__, settings.host, settings.port)
         try:
             yield
         finally:
-            sweeping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeping
+            for task in (sweeping, chores):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await service.close()
             await cache.close()
             await store.close()
@@ -112,8 +119,6 @@ def build_app(settings: Settings) -> web.Application:
 @contextlib.contextmanager
 def embedded_backends(settings: Settings) -> Iterator[Settings]:
     """Start the embedded Redis and/or Cassandra the settings leave unconfigured."""
-    from dataclasses import replace
-
     data_dir = Path(settings.data_dir).resolve()
     with contextlib.ExitStack() as stack:
         if settings.embedded_redis:
@@ -136,7 +141,7 @@ def embedded_backends(settings: Settings) -> Iterator[Settings]:
         yield settings
 
 
-def serve(settings: Settings) -> None:
+def install_event_loop(settings: Settings) -> None:
     if settings.event_loop == "uvloop":
         with contextlib.suppress(ImportError):
             import uvloop
@@ -144,7 +149,14 @@ def serve(settings: Settings) -> None:
             uvloop.install()
     elif settings.event_loop != "asyncio":
         raise SystemExit(f"unknown event loop {settings.event_loop!r}: use uvloop or asyncio")
+
+
+def serve(settings: Settings) -> None:
     with embedded_backends(settings) as running:
+        if running.workers > 1:
+            supervise(running)
+            return
+        install_event_loop(running)
         web.run_app(
             build_app(running),
             host=running.host,
@@ -152,7 +164,89 @@ def serve(settings: Settings) -> None:
             print=None,
             access_log=None,
             handle_signals=True,
+            reuse_port=running.reuse_port or None,
         )
+
+
+def supervise(settings: Settings) -> None:
+    """Run `settings.workers` worker processes on one port (SO_REUSEPORT); restart any that
+    dies; stop them all on SIGTERM / SIGINT. Workers get the resolved settings (with the
+    embedded services' addresses) through their environment."""
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("CQS_")},
+        **settings_environment(replace(settings, workers=1, reuse_port=True)),
+    }
+    command = [sys.executable, "-m", "cqs", "serve"]
+
+    def start_worker() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(command, env=environment)
+
+    workers = [start_worker() for _ in range(settings.workers)]
+    log.info("supervising %d workers on port %d", settings.workers, settings.port)
+    try:
+        while True:
+            time.sleep(0.5)
+            for index, worker in enumerate(workers):
+                if worker.poll() is not None:
+                    log.warning(
+                        "worker %d exited with %s; starting a new one", worker.pid, worker.returncode
+                    )
+                    workers[index] = start_worker()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+async def rebalance(settings: Settings, previous_redis_urls: Sequence[str]) -> list[str]:
+    """After a change of the Redis server list (and the rolling restart onto it): for every
+    queue whose ring owner changed, apply the deletes the old owner still remembers, then drop
+    the queue's cache on both owners, so the new owner refills it from Cassandra on next use.
+    Returns the names of the moved queues."""
+    session = await connect_cassandra(
+        contact_points=list(settings.cassandra_hosts),
+        keyspace=settings.cassandra_keyspace,
+        replication=settings.cassandra_replication,
+        protocol_version=settings.cassandra_protocol_version,
+        read_consistency=settings.cassandra_read_consistency,
+        write_consistency=settings.cassandra_write_consistency,
+        request_timeout=settings.cassandra_timeout_seconds,
+    )
+    catalog = CassandraQueueCatalog(session)
+    store = await CassandraMessageStore.on_session(
+        session, bucket_seconds=settings.cassandra_bucket_seconds
+    )
+    before = RedisMessageCache(list(previous_redis_urls))
+    after = RedisMessageCache(list(settings.redis_urls))
+    moved: list[str] = []
+    try:
+        pending = await before.deferred_store_deletes(1_000_000)
+        for name in await catalog.list_names():
+            if before.server_for(name) == after.server_for(name):
+                continue
+            queue = await catalog.get(name)
+            if queue is not None:
+                for message_id in pending.get(name, []):
+                    await store.delete(queue, message_id)
+            with contextlib.suppress(StorageUnavailable):
+                await before.drop(name)
+            await after.drop(name)
+            moved.append(name)
+    finally:
+        await before.close()
+        await after.close()
+        await store.close()
+        await catalog.close()
+        await session.close()
+    return moved
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -165,8 +259,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve", help="run the SQS API server")
     add_setting_flags(serve_parser)
+    rebalance_parser = commands.add_parser(
+        "rebalance",
+        help="after changing the Redis server list: move the caches of queues whose owner changed",
+    )
+    add_setting_flags(rebalance_parser)
+    rebalance_parser.add_argument(
+        "--previous-redis-urls", required=True,
+        help="the comma-separated Redis URLs the servers used before the change",
+    )
     args = parser.parse_args(argv)
-    flags = {k: v for k, v in vars(args).items() if k != "command"}
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "previous_redis_urls")}
     settings = load_settings(flags=flags)
     logging.basicConfig(
         level=settings.log_level.upper(),
@@ -175,11 +278,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # Cassandra 1.2's system tables have no column metadata; the driver warns on each.
     logging.getLogger("cassandra.metadata").setLevel(logging.ERROR)
-    if args.command == "serve":
-        # SIGTERM must unwind through the ExitStack so embedded services stop with us.
-        signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            serve(settings)
-        except KeyboardInterrupt:
-            pass
+    if args.command == "rebalance":
+        if settings.embedded_redis or settings.embedded_cassandra:
+            parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")
+        previous = [u.strip() for u in args.previous_redis_urls.split(",") if u.strip()]
+        moved = asyncio.run(rebalance(settings, previous))
+        print(f"moved {len(moved)} queue(s): {' '.join(moved)}")
+        return 0
+    # SIGTERM must unwind through the ExitStack so embedded services stop with us.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        serve(settings)
+    except KeyboardInterrupt:
+        pass
     return 0

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from cqs import checksums, validation
+from cqs.deliveries import DeliveryLog
 from cqs.errors import (
     CqsError,
     InvalidParameterValue,
@@ -121,9 +122,10 @@ class QueueService:
         # Queues whose cache missed a write while Redis was unreachable: refilled once it
         # answers again, so messages stored meanwhile are not left out of the cache.
         self._stale_caches: set[str] = set()
-        # Messages handed out from the store (no cache), hidden from this process's later
-        # store reads until their visibility timeout: fewer duplicates, as CQS accepted.
-        self._store_hidden: dict[str, dict[str, int]] = {}
+        # Every delivery this process made, so that it stays hidden through a Redis loss.
+        self._deliveries = DeliveryLog()
+        # queue name -> messages loaded so far, for every fill this process is running
+        self.fills_in_progress: dict[str, int] = {}
 
     # --- helpers ---------------------------------------------------------------------------
     def _now_ms(self) -> int:
@@ -158,6 +160,11 @@ class QueueService:
             event = self._arrivals.pop(name, None)
             if event is not None:
                 event.set()
+
+    async def relay_arrivals(self) -> None:
+        """Wake local long polls for messages announced by any process; runs until cancelled."""
+        async for name in self._cache.arrivals():
+            self.notify_messages_available([name])
 
     async def close(self) -> None:
         for task in list(self._fills.values()):
@@ -238,7 +245,7 @@ class QueueService:
         queue = await self._queue(name)
         await self._catalog.delete(name)
         self._forget(name)
-        self._store_hidden.pop(queue.queue_id, None)
+        self._deliveries.forget_queue(queue.queue_id)
         await self._store.purge(queue)
         try:
             await self._cache.drop(name)
@@ -283,7 +290,7 @@ class QueueService:
     async def purge_queue(self, name: str) -> None:
         queue = await self._queue(name)
         await self._store.purge(queue)
-        self._store_hidden.pop(queue.queue_id, None)
+        self._deliveries.forget_queue(queue.queue_id)
         try:
             await self._cache.purge(name)
         except StorageUnavailable:
@@ -398,11 +405,14 @@ class QueueService:
         else:
             wait = queue.receive_wait_seconds
         deadline = self._clock() + wait
+        listening = False
         while True:
             deliveries = await self._receive_once(queue, request.max_number_of_messages, timeout)
             remaining = deadline - self._clock()
             if deliveries or remaining <= 0:
                 break
+            if not listening:  # sends through other processes publish a wake-up for us
+                listening = await self._listen(name, remaining)
             event = self._arrivals.setdefault(name, asyncio.Event())
             pause = min(remaining, self._tuning.long_poll_recheck_seconds)
             try:
@@ -411,6 +421,13 @@ class QueueService:
                 pass
             queue = await self._queue(name)
         return [self._received(queue, d, request) for d in deliveries]
+
+    async def _listen(self, name: str, seconds: float) -> bool:
+        try:
+            await self._cache.listen(name, int(seconds * 1000) + 1000)
+        except StorageUnavailable:
+            return False
+        return True
 
     async def _receive_once(self, queue: Queue, count: int, timeout: int) -> list[Delivery]:
         now_ms = self._now_ms()
@@ -422,24 +439,22 @@ class QueueService:
             )
         except StorageUnavailable:
             deliveries = None
-        if deliveries is not None:
-            return deliveries
-        self._start_fill_soon(queue)
-        return await self._receive_from_store(queue, count, timeout, now_ms)
+        if deliveries is None:
+            self._start_fill_soon(queue)
+            deliveries = await self._receive_from_store(queue, count, now_ms)
+        if timeout > 0:
+            for delivery in deliveries:
+                self._deliveries.record(
+                    queue.queue_id, delivery.message.message_id, now_ms + timeout * 1000
+                )
+        return deliveries
 
-    async def _receive_from_store(
-        self, queue: Queue, count: int, timeout: int, now_ms: int
-    ) -> list[Delivery]:
-        """Return-From-Cassandra: serve live messages straight from the durable store."""
-        hidden = self._store_hidden.setdefault(queue.queue_id, {})
-        for message_id, until in list(hidden.items()):
-            if until <= now_ms:
-                del hidden[message_id]
+    async def _receive_from_store(self, queue: Queue, count: int, now_ms: int) -> list[Delivery]:
+        """Return-From-Cassandra: serve live messages straight from the durable store,
+        skipping those this process handed out and that are still hidden."""
+        hidden = self._deliveries.hidden(queue.queue_id, now_ms)
         sample = await self._store.sample(queue, count + min(len(hidden), 100), now_ms)
         chosen = [m for m in sample if m.message_id not in hidden][:count]
-        for message in chosen:
-            if timeout > 0:
-                hidden[message.message_id] = now_ms + timeout * 1000
         return [Delivery(m, 1, now_ms, new_nonce()) for m in chosen]
 
     def _received(self, queue: Queue, delivery: Delivery, request: ReceiveRequest) -> ReceivedMessage:
@@ -494,24 +509,44 @@ class QueueService:
         task.add_done_callback(forget)
 
     async def _fill(self, queue: Queue) -> None:
+        """Load the queue from the store page by page, holding (and renewing) the fill lease.
+
+        Runs as a background task: other queues and requests go on meanwhile. Progress is
+        logged every few seconds and kept in `fills_in_progress` for the metrics.
+        """
         lease_ms = int(self._tuning.cache_fill_lease_seconds * 1000)
+        name = queue.name
         try:
-            if not await self._cache.begin_fill(queue.name, self._owner, lease_ms):
+            if not await self._cache.begin_fill(name, self._owner, lease_ms):
                 return
-            log.info("filling the cache of queue %s from the store", queue.name)
+            started = last_report = self._clock()
+            log.info("filling the cache of queue %s from the store", name)
             loaded = 0
+            self.fills_in_progress[name] = 0
             async for page in self._store.scan(queue, self._tuning.cache_fill_page_size):
-                await self._cache.load(queue.name, page, self._now_ms())
-                loaded += len(page)
-                if not await self._cache.renew_fill(queue.name, self._owner, lease_ms):
-                    log.warning("lost the fill lease of queue %s", queue.name)
+                now_ms = self._now_ms()
+                hidden = self._deliveries.hidden(queue.queue_id, now_ms)
+                if not await self._cache.load(name, self._owner, page, now_ms, hidden):
+                    log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
                     return
-            if await self._cache.finish_fill(queue.name, self._owner):
-                log.info("cache of queue %s filled with %d messages", queue.name, loaded)
-                self._store_hidden.pop(queue.queue_id, None)
-                self.notify_messages_available([queue.name])
+                loaded += len(page)
+                self.fills_in_progress[name] = loaded
+                if not await self._cache.renew_fill(name, self._owner, lease_ms):
+                    log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
+                    return
+                if self._clock() - last_report >= 5:
+                    last_report = self._clock()
+                    log.info("filling queue %s: %d messages loaded so far", name, loaded)
+            if await self._cache.finish_fill(name, self._owner):
+                log.info(
+                    "cache of queue %s filled with %d messages in %.1f s",
+                    name, loaded, self._clock() - started,
+                )
+                self.notify_messages_available([name])
         except StorageUnavailable as exc:
-            log.warning("cache fill of queue %s interrupted: %s", queue.name, exc)
+            log.warning("cache fill of queue %s interrupted: %s", name, exc)
+        finally:
+            self.fills_in_progress.pop(name, None)
 
     # --- deleting and visibility -------------------------------------------------------------
     def _handle(self, name: str, receipt_handle: str) -> ReceiptHandle:
@@ -530,8 +565,56 @@ class QueueService:
                 f'The input receipt handle "{receipt_handle}" is not a valid receipt handle: '
                 "the message was received again since."
             )
-        await self._store.delete(queue, handle.message_id)
-        self._store_hidden.get(queue.queue_id, {}).pop(handle.message_id, None)
+        self._deliveries.forget(queue.queue_id, handle.message_id)
+        try:
+            await self._store.delete(queue, handle.message_id)
+        except StorageUnavailable:
+            if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
+                name, handle.message_id
+            ):
+                raise
+
+    async def _defer_store_delete(self, name: str, message_id: str) -> bool:
+        """The store is away but the cache took the delete: remember it in the cache (fills
+        skip it) and flush it to the store later; False if the cache cannot remember it."""
+        try:
+            await self._cache.defer_store_delete(name, message_id)
+        except StorageUnavailable:
+            return False
+        return True
+
+    async def flush_deferred_store_deletes(self, limit: int = 500) -> int:
+        """Apply the deletes the store missed while it was away; return how many landed."""
+        applied = 0
+        for name, message_ids in (await self._cache.deferred_store_deletes(limit)).items():
+            try:
+                queue = await self._queue(name)
+            except QueueDoesNotExist:  # its messages went with it
+                await self._cache.forget_store_deletes(name, message_ids)
+                continue
+            await asyncio.gather(*(self._store.delete(queue, mid) for mid in message_ids))
+            await self._cache.forget_store_deletes(name, message_ids)
+            applied += len(message_ids)
+        return applied
+
+    async def trim_expired_messages(self) -> int:
+        """Drop cached messages older than their queue's retention period (Cassandra's TTL
+        expires them there); return how many were dropped."""
+        trimmed = 0
+        now_ms = self._now_ms()
+        for name in await self._catalog.list_names():
+            try:
+                queue = await self._queue(name)
+                trimmed += await self._cache.trim_expired(
+                    name, now_ms, queue.retention_seconds * 1000
+                )
+            except (StorageUnavailable, QueueDoesNotExist):
+                continue
+        return trimmed
+
+    def prune_deliveries(self) -> int:
+        """Forget deliveries whose visibility timeout passed; return how many remain."""
+        return self._deliveries.prune(self._now_ms())
 
     async def change_message_visibility(
         self, name: str, receipt_handle: str, visibility_timeout: int
@@ -540,22 +623,26 @@ class QueueService:
         validation.validate_visibility_timeout(visibility_timeout)
         handle = self._handle(name, receipt_handle)
         visible_at = self._now_ms() + visibility_timeout * 1000
+        cache_ready = True
         try:
             outcome = await self._cache.change_visibility(
                 name, handle.message_id, handle.receipt_nonce, visible_at
             )
+            if outcome is VisibilityOutcome.NOT_IN_FLIGHT:
+                cache_ready = await self._cache.state(name) is CacheState.READY
         except StorageUnavailable:
-            outcome = VisibilityOutcome.NOT_IN_FLIGHT
+            outcome, cache_ready = VisibilityOutcome.NOT_IN_FLIGHT, False
         if outcome is VisibilityOutcome.STALE_HANDLE:
             raise ReceiptHandleIsInvalid(
                 f'The input receipt handle "{receipt_handle}" is not a valid receipt handle: '
                 "the message was received again since."
             )
         if outcome is VisibilityOutcome.CHANGED:
+            self._deliveries.extend(queue.queue_id, handle.message_id, visible_at)
             return
-        hidden = self._store_hidden.get(queue.queue_id, {})
-        if handle.message_id in hidden:  # handed out from the store by this process
-            hidden[handle.message_id] = visible_at
+        # Without a ready cache, a message this process handed out from the store is in
+        # flight as far as anyone can know.
+        if not cache_ready and self._deliveries.extend(queue.queue_id, handle.message_id, visible_at):
             return
         raise MessageNotInflight(
             f"Value {receipt_handle} for parameter ReceiptHandle is invalid. Reason: Message "

@@ -52,6 +52,10 @@ class Settings:
     log_level: str = "INFO"
     # "uvloop" (when installed) or "asyncio"; see docs/performance.md for the measured gain.
     event_loop: str = "uvloop"
+    # Worker processes serving the port (SO_REUSEPORT) under one supervisor; 1: no supervisor.
+    workers: int = 1
+    # Set by the supervisor for its workers: bind the port with SO_REUSEPORT.
+    reuse_port: bool = False
 
     @property
     def embedded_redis(self) -> bool:
@@ -66,8 +70,18 @@ def _csv(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _bool(text: str) -> bool:
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
 def _parser_for(setting: dataclasses.Field[Any]) -> Any:
     kind = str(setting.type)
+    if kind == "bool":
+        return _bool
     if "tuple" in kind:
         return _csv
     if kind == "int":
@@ -117,6 +131,21 @@ def load_settings(
         if value is not None and name in _FIELDS:
             values[name] = _coerce(name, value)
     return Settings(**values)
+
+
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """The `CQS_*` variables that make `load_settings` in a child process give `settings`."""
+    environment: dict[str, str] = {}
+    for name, variable in ENVIRONMENT_VARIABLES.items():
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            value = ",".join(value)
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        environment[variable] = str(value)
+    return environment
 
 
 def add_setting_flags(parser: argparse.ArgumentParser) -> None:

@@ -55,3 +55,16 @@ def test_unknown_setting_in_config_file_is_refused(tmp_path: Path) -> None:
         assert "prot" in str(error)
     else:
         raise AssertionError("an unknown setting was accepted")
+
+
+def test_settings_round_trip_through_the_environment_a_worker_process_gets() -> None:
+    from cqs.settings import settings_environment
+
+    original = load_settings(environ={
+        "CQS_REDIS_URLS": "redis://a:1/0,redis://b:2/0",
+        "CQS_WORKERS": "3",
+        "CQS_REUSE_PORT": "true",
+        "CQS_RECEIPT_SECRET": "s",
+    })
+    assert original.workers == 3 and original.reuse_port is True
+    assert load_settings(environ=settings_environment(original)) == original

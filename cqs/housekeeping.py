@@ -1,0 +1,58 @@
+"""Housekeeper: the periodic chores of an API process, over QueueService.
+
+Owns the cadence of: flushing deletes the store missed while it was away, trimming cached
+messages past their retention period, forgetting expired delivery records, and relaying
+cross-process arrival announcements to local long polls. Imports the service only; never
+an adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from cqs.service import QueueService
+
+log = logging.getLogger(__name__)
+
+
+class Housekeeper:
+    def __init__(
+        self,
+        service: QueueService,
+        *,
+        deferred_delete_seconds: float = 1.0,
+        trim_seconds: float = 30.0,
+        prune_seconds: float = 10.0,
+    ) -> None:
+        self._service = service
+        self._chores: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
+            ("flush deferred store deletes", deferred_delete_seconds,
+             service.flush_deferred_store_deletes),
+            ("trim expired messages", trim_seconds, service.trim_expired_messages),
+            ("prune delivery records", prune_seconds, self._prune),
+        ]
+
+    async def _prune(self) -> int:
+        return self._service.prune_deliveries()
+
+    async def run(self) -> None:
+        """Run every chore at its interval, forever; a failing chore is logged and retried."""
+        await asyncio.gather(
+            self._service.relay_arrivals(),
+            *(self._every(name, seconds, chore) for name, seconds, chore in self._chores),
+        )
+
+    @staticmethod
+    async def _every(name: str, seconds: float, chore: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                await chore()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a chore must never stop the others
+                log.exception("housekeeping chore %r failed", name)
+            await asyncio.sleep(max(0.0, seconds - (time.monotonic() - started)))
