@@ -68,6 +68,22 @@ class TooManyTags(CqsError):
     """A queue may carry at most 50 tags."""
 
 
+class QueueDeletedRecently(CqsError):
+    """A queue of this name was deleted too recently for the name to be used again."""
+
+
+class PurgeQueueInProgress(CqsError):
+    """The queue was purged less than 60 seconds ago."""
+
+
+class OverLimit(CqsError):
+    """The action would exceed a limit (e.g. too many actions in one permission)."""
+
+
+class ResourceNotFound(CqsError):
+    """A resource named by ARN or handle (a queue, a message move task) does not exist."""
+
+
 # --- messages and receipt handles -------------------------------------------------------
 
 class ReceiptHandleIsInvalid(CqsError):

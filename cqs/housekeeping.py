@@ -1,7 +1,8 @@
 """Housekeeper: the periodic chores of an API process, over QueueService.
 
 Owns the cadence of: flushing deletes the store missed while it was away, trimming cached
-messages past their retention period, forgetting expired delivery records, and relaying
+messages past their retention period, forgetting expired delivery records, taking over
+message move tasks whose process stopped, and relaying
 cross-process arrival announcements to local long polls. Imports the service only; never
 an adapter.
 """
@@ -26,6 +27,7 @@ class Housekeeper:
         deferred_delete_seconds: float = 1.0,
         trim_seconds: float = 30.0,
         prune_seconds: float = 10.0,
+        move_task_seconds: float = 2.0,
     ) -> None:
         self._service = service
         self._chores: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
@@ -33,6 +35,8 @@ class Housekeeper:
              service.flush_deferred_store_deletes),
             ("trim expired messages", trim_seconds, service.trim_expired_messages),
             ("prune delivery records", prune_seconds, self._prune),
+            ("resume message move tasks", move_task_seconds,
+             service.resume_message_move_tasks),
         ]
 
     async def _prune(self) -> int:

@@ -29,8 +29,18 @@ from cqs.cassandra_store.session import connect as connect_cassandra
 from cqs.cassandra_store.store import CassandraMessageStore
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
+from cqs.observability.exposition import (
+    MULTIPROCESS_ENVIRONMENT_VARIABLE,
+    fresh_multiprocess_directory,
+    mark_worker_dead,
+    multiprocess_directory,
+)
+from cqs.observability.health import ReadinessProbe
+from cqs.observability.hub import ObservabilityHub
+from cqs.observability.routes import add_observability_routes
+from cqs.observability.stats import QueueStatistics
 from cqs.receipts import ReceiptSigner
-from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.cache import RedisMessageCache, server_label
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService, ServiceTuning
 from cqs.settings import Settings, add_setting_flags, load_settings, settings_environment
@@ -45,12 +55,15 @@ CACHE_KEY = web.AppKey("cqs_cache", RedisMessageCache)
 def build_app(settings: Settings) -> web.Application:
     """The whole server as an aiohttp app; storage connects on startup, closes on cleanup."""
     holder: dict[str, QueueService] = {}
+    hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
     app = create_api_app(
         lambda: holder["service"],
         account_id=settings.account_id,
         base_url=settings.base_url,
         region=settings.region,
+        telemetry=hub.telemetry,
     )
+    add_observability_routes(app, hub)
 
     async def storage(app: web.Application) -> AsyncIterator[None]:
         session = await connect_cassandra(
@@ -61,6 +74,7 @@ def build_app(settings: Settings) -> web.Application:
             read_consistency=settings.cassandra_read_consistency,
             write_consistency=settings.cassandra_write_consistency,
             request_timeout=settings.cassandra_timeout_seconds,
+            observe=hub.telemetry.observe_backend,
         )
         catalog = CassandraQueueCatalog(session)
         store = await CassandraMessageStore.on_session(
@@ -69,6 +83,7 @@ def build_app(settings: Settings) -> web.Application:
         cache = RedisMessageCache(
             list(settings.redis_urls),
             socket_timeout=settings.redis_timeout_seconds,
+            observe=hub.telemetry.observe_backend,
         )
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.
@@ -86,15 +101,26 @@ def build_app(settings: Settings) -> web.Application:
                 long_poll_recheck_seconds=settings.long_poll_recheck_seconds,
                 cache_fill_lease_seconds=settings.cache_fill_lease_seconds,
                 cache_fill_page_size=settings.cache_fill_page_size,
+                queue_deleted_recently_seconds=settings.queue_deleted_recently_seconds,
             ),
+            telemetry=hub.telemetry,
         )
         holder["service"] = service
+        hub.attach(
+            statistics=QueueStatistics(catalog.list_names, cache),
+            readiness=ReadinessProbe(
+                cache.ping_servers, session.ping,
+                redis_labels=[server_label(url) for url in settings.redis_urls],
+            ),
+            service=service,
+        )
         app[SERVICE_KEY] = service
         app[CACHE_KEY] = cache
         worker = RevisibilityWorker(
             cache,
             service.notify_messages_available,
             interval_seconds=settings.revisibility_interval_seconds,
+            telemetry=hub.telemetry,
         )
         sweeping = asyncio.create_task(worker.run(), name="revisibility-worker")
         chores = asyncio.create_task(Housekeeper(service).run(), name="housekeeping")
@@ -106,6 +132,7 @@ def build_app(settings: Settings) -> web.Application:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            hub.detach()
             await service.close()
             await cache.close()
             await store.close()
@@ -176,6 +203,9 @@ def supervise(settings: Settings) -> None:
         **{k: v for k, v in os.environ.items() if not k.startswith("CQS_")},
         **settings_environment(replace(settings, workers=1, reuse_port=True)),
     }
+    # prometheus-client multiprocess mode: a scrape through any worker shows them all.
+    metrics_dir = fresh_multiprocess_directory(Path(settings.data_dir))
+    environment[MULTIPROCESS_ENVIRONMENT_VARIABLE] = str(metrics_dir)
     command = [sys.executable, "-m", "cqs", "serve"]
 
     def start_worker() -> subprocess.Popen[bytes]:
@@ -191,6 +221,7 @@ def supervise(settings: Settings) -> None:
                     log.warning(
                         "worker %d exited with %s; starting a new one", worker.pid, worker.returncode
                     )
+                    mark_worker_dead(worker.pid, metrics_dir)
                     workers[index] = start_worker()
     except KeyboardInterrupt:
         pass

@@ -190,3 +190,40 @@ class BatchResult(Generic[T]):
 
     successful: list[tuple[str, T]]
     failed: list[BatchFailure]
+
+
+class MoveTaskStatus(enum.Enum):
+    """The states of a message move task, as ListMessageMoveTasks names them."""
+
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    CANCELLING = "CANCELLING"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+
+    @property
+    def active(self) -> bool:
+        return self in (MoveTaskStatus.RUNNING, MoveTaskStatus.CANCELLING)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageMoveTask:
+    """A message move task (StartMessageMoveTask): messages from a dead-letter queue back
+    to their source queues, or to `destination_arn`.
+
+    `owner` is the process running it and `heartbeat_ms` when that process last reported
+    progress; a task whose heartbeat is older than the lease is taken over by another
+    process (after a restart, for instance).
+    """
+
+    task_id: str
+    source_arn: str
+    destination_arn: str | None
+    max_per_second: int | None
+    status: MoveTaskStatus
+    started_ms: int
+    moved: int = 0
+    to_move: int = 0
+    failure_reason: str | None = None
+    owner: str = ""
+    heartbeat_ms: int = 0

@@ -17,6 +17,7 @@ from cqs.model import (
     Delivery,
     Message,
     MessageCounts,
+    MessageMoveTask,
     Queue,
     VisibilityOutcome,
 )
@@ -46,6 +47,35 @@ class QueueCatalog(Protocol):
         The first caller's `candidate` is stored; every caller gets the stored value back.
         """
 
+    async def record_purge(self, queue: Queue, purged_ms: int) -> None:
+        """Remember when this incarnation of the queue was last purged."""
+
+    async def last_purge_ms(self, queue: Queue) -> int | None:
+        """When this incarnation of the queue was last purged, or None."""
+
+    async def record_deletion(self, name: str, deleted_ms: int) -> None:
+        """Remember that a queue of this name was deleted (for QueueDeletedRecently)."""
+
+    async def deleted_ms(self, name: str) -> int | None:
+        """When a queue of this name was last deleted, or None."""
+
+    async def save_move_task(self, task: MessageMoveTask) -> None:
+        """Store (insert or replace) a message move task."""
+
+    async def record_move_progress(self, task: MessageMoveTask) -> None:
+        """Write only the task's `moved` count and `heartbeat_ms` (never its status)."""
+
+    async def request_move_cancel(self, source_arn: str, task_id: str) -> None:
+        """Set only the task's status to CANCELLING; its runner finishes the cancel."""
+
+    async def move_task(self, source_arn: str, task_id: str) -> MessageMoveTask | None: ...
+
+    async def move_tasks(self, source_arn: str) -> list[MessageMoveTask]:
+        """Every task of the source queue, newest first."""
+
+    async def active_move_tasks(self) -> list[MessageMoveTask]:
+        """Every RUNNING or CANCELLING task of every queue (for resuming after a restart)."""
+
     async def close(self) -> None: ...
 
 
@@ -74,6 +104,9 @@ class MessageStore(Protocol):
 
     async def purge(self, queue: Queue) -> None:
         """Remove every message of the queue."""
+
+    async def drop(self, queue: Queue) -> None:
+        """Remove every message and every other trace of a deleted queue."""
 
     async def close(self) -> None: ...
 
@@ -109,8 +142,18 @@ class MessageCache(Protocol):
         False, loading nothing, if `owner` no longer holds the fill lease.
         """
 
-    async def finish_fill(self, queue_name: str, owner: str) -> bool:
-        """FILLING -> READY if `owner` still holds the lease."""
+    async def finish_fill(
+        self,
+        queue_name: str,
+        owner: str,
+        now_ms: int | None = None,
+        hidden_until: Mapping[str, int] | None = None,
+    ) -> bool:
+        """FILLING -> READY if `owner` still holds the lease.
+
+        Messages in `hidden_until` (handed out by the filler from the store after their page
+        was loaded) that are visible in the cache go in flight until their time first.
+        """
 
     async def add(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> bool:
         """Add newly sent messages when the cache is READY or FILLING.
@@ -155,6 +198,23 @@ class MessageCache(Protocol):
         receipt nonce.
         """
 
+    async def receive_redriving(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+        max_receive_count: int,
+    ) -> tuple[list[Delivery], list[Message]] | None:
+        """`receive`, and atomically with it the dead-letter check of a RedrivePolicy.
+
+        A message that was already received `max_receive_count` times (0 = no limit) is
+        not delivered: it is removed from the cache and returned in the second list, for
+        the caller to move to the dead-letter queue (and delete from the store).
+        """
+
     async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
         """Remove the message unless it was received again since `receipt_nonce`."""
 
@@ -188,3 +248,86 @@ class MessageCache(Protocol):
         """
 
     async def close(self) -> None: ...
+
+
+class Telemetry(Protocol):
+    """What the service, the revisibility worker and the API tier report about their work,
+    in queue words, for whatever records it (metrics, logs). Every method returns at once
+    and never raises; `NullTelemetry` records nothing.
+    """
+
+    def messages_sent(self, queue_name: str, count: int) -> None:
+        """`count` messages were stored durably (the send was acknowledged)."""
+
+    def messages_received(self, queue_name: str, count: int, from_cache: bool) -> None:
+        """One receive pass over the queue handed out `count` messages (maybe 0), answered
+        by the cache or, with `from_cache` False, by the durable store."""
+
+    def messages_deleted(self, queue_name: str, count: int) -> None: ...
+
+    def messages_expired(self, queue_name: str, count: int) -> None:
+        """`count` cached messages passed their retention period and were dropped."""
+
+    def messages_moved_to_dead_letter_queue(self, queue_name: str, count: int) -> None:
+        """`count` messages of `queue_name` exceeded maxReceiveCount and went to its DLQ."""
+
+    def serving_from_store(self, queue_name: str, active: bool) -> None:
+        """The queue is (`active`) or is no longer served from the durable store
+        (Return-From-Cassandra); reported on every receive pass."""
+
+    def fill_started(self, queue_name: str) -> None: ...
+
+    def fill_progress(self, queue_name: str, messages: int) -> None:
+        """The running fill loaded `messages` more messages into the cache."""
+
+    def fill_finished(self, queue_name: str, completed: bool) -> None:
+        """The fill ended: the cache is READY (`completed`), or the fill was abandoned."""
+
+    def long_poll_waiting(self, delta: int) -> None:
+        """A long poll started (+1) or stopped (-1) waiting for messages."""
+
+    def sweep(self, duration_seconds: float, released_queues: int, lag_ms: int) -> None:
+        """One revisibility pass; `lag_ms` bounds how late its messages became visible."""
+
+    def request_finished(self, action: str, outcome: str, duration_seconds: float) -> None:
+        """One API request: its action, and "success" or the error code it was answered with."""
+
+
+class NullTelemetry:
+    """Telemetry that records nothing: the default wherever none is given."""
+
+    def messages_sent(self, queue_name: str, count: int) -> None:
+        pass
+
+    def messages_received(self, queue_name: str, count: int, from_cache: bool) -> None:
+        pass
+
+    def messages_deleted(self, queue_name: str, count: int) -> None:
+        pass
+
+    def messages_expired(self, queue_name: str, count: int) -> None:
+        pass
+
+    def messages_moved_to_dead_letter_queue(self, queue_name: str, count: int) -> None:
+        pass
+
+    def serving_from_store(self, queue_name: str, active: bool) -> None:
+        pass
+
+    def fill_started(self, queue_name: str) -> None:
+        pass
+
+    def fill_progress(self, queue_name: str, messages: int) -> None:
+        pass
+
+    def fill_finished(self, queue_name: str, completed: bool) -> None:
+        pass
+
+    def long_poll_waiting(self, delta: int) -> None:
+        pass
+
+    def sweep(self, duration_seconds: float, released_queues: int, lag_ms: int) -> None:
+        pass
+
+    def request_finished(self, action: str, outcome: str, duration_seconds: float) -> None:
+        pass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 import random
 import time
@@ -21,15 +22,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from cqs import checksums, validation
+from cqs import checksums, redrive, validation
 from cqs.deliveries import DeliveryLog
 from cqs.errors import (
     CqsError,
     InvalidParameterValue,
     MessageNotInflight,
+    PurgeQueueInProgress,
+    QueueDeletedRecently,
     QueueDoesNotExist,
     QueueNameExists,
     ReceiptHandleIsInvalid,
+    ResourceNotFound,
     StorageUnavailable,
     UnsupportedOperation,
 )
@@ -43,6 +47,8 @@ from cqs.model import (
     Message,
     MessageAttributeValue,
     MessageCounts,
+    MessageMoveTask,
+    MoveTaskStatus,
     Queue,
     ReceiptHandle,
     ReceivedMessage,
@@ -51,7 +57,7 @@ from cqs.model import (
     SendResult,
     VisibilityOutcome,
 )
-from cqs.ports import MessageCache, MessageStore, QueueCatalog
+from cqs.ports import MessageCache, MessageStore, NullTelemetry, QueueCatalog, Telemetry
 from cqs.receipts import ReceiptSigner, new_nonce
 
 log = logging.getLogger(__name__)
@@ -59,7 +65,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_BATCH_PAYLOAD_BYTES = 1_048_576
+PURGE_INTERVAL_MS = 60_000
+MAX_MOVE_TASK_RATE = 500  # MaxNumberOfMessagesPerSecond, per the AWS API reference
+# How long a move task holds the batch it is moving: short, so that a batch held by a
+# process that died is soon visible again to the process that takes the task over.
+MOVE_TASK_VISIBILITY_TIMEOUT = 5
 LIST_QUEUES_LIMIT = 1000
+# A queue's cached metadata is served (and refreshed in the background) up to this age.
+METADATA_STALE_SECONDS = 30.0
 COUNT_ATTRIBUTES = (
     "ApproximateNumberOfMessages",
     "ApproximateNumberOfMessagesNotVisible",
@@ -91,6 +104,10 @@ class ServiceTuning:
     cache_fill_lease_seconds: float = 30.0
     cache_fill_page_size: int = 500
     metadata_ttl_seconds: float = 1.0
+    # A deleted queue's name cannot be used again for this long (AWS: 60); 0 = at once.
+    queue_deleted_recently_seconds: float = 0.0
+    # A message move task whose process has not reported for this long is taken over.
+    move_task_lease_seconds: float = 6.0
 
 
 class QueueService:
@@ -105,8 +122,10 @@ class QueueService:
         region: str,
         tuning: ServiceTuning | None = None,
         clock: Callable[[], float] = time.time,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self._catalog = catalog
+        self._telemetry: Telemetry = telemetry or NullTelemetry()
         self._store = store
         self._cache = cache
         self._signer = signer
@@ -116,6 +135,7 @@ class QueueService:
         self._clock = clock
         self._owner = uuid.uuid4().hex  # this process, as a cache-fill lease holder
         self._queues: dict[str, tuple[Queue, float]] = {}
+        self._refreshing: set[str] = set()
         self._arrivals: dict[str, asyncio.Event] = {}
         self._fills: dict[str, asyncio.Task[None]] = {}
         self._fill_attempted_at: dict[str, float] = {}
@@ -124,6 +144,8 @@ class QueueService:
         self._stale_caches: set[str] = set()
         # Every delivery this process made, so that it stays hidden through a Redis loss.
         self._deliveries = DeliveryLog()
+        # task id -> the message move tasks this process runs
+        self._move_runners: dict[str, asyncio.Task[None]] = {}
         # queue name -> messages loaded so far, for every fill this process is running
         self.fills_in_progress: dict[str, int] = {}
 
@@ -136,9 +158,35 @@ class QueueService:
 
     async def _queue(self, name: str) -> Queue:
         cached = self._queues.get(name)
+        if cached:
+            age = self._clock() - cached[1]
+            if age < self._tuning.metadata_ttl_seconds:
+                return cached[0]
+            if age < METADATA_STALE_SECONDS:
+                # Serve the known copy now and refresh behind the request: a request never
+                # waits on a catalog read for a queue it knows (nor twice on a slow Cassandra).
+                self._refresh_queue_soon(name)
+                return cached[0]
+        return await self._load_queue(name)
+
+    def _refresh_queue_soon(self, name: str) -> None:
+        if name in self._refreshing:
+            return
+        self._refreshing.add(name)
+
+        async def refresh() -> None:
+            try:
+                await self._load_queue(name)
+            except (StorageUnavailable, QueueDoesNotExist):
+                pass
+            finally:
+                self._refreshing.discard(name)
+
+        asyncio.get_running_loop().create_task(refresh())
+
+    async def _load_queue(self, name: str) -> Queue:
+        cached = self._queues.get(name)
         now = self._clock()
-        if cached and now - cached[1] < self._tuning.metadata_ttl_seconds:
-            return cached[0]
         try:
             queue = await self._catalog.get(name)
         except StorageUnavailable:
@@ -148,7 +196,10 @@ class QueueService:
         if queue is None:
             self._queues.pop(name, None)
             raise QueueDoesNotExist("The specified queue does not exist.")
-        self._queues[name] = (queue, now)
+        # A create, change or delete of the queue while we read must not be overwritten by
+        # what we read before it (a background pass over every queue reads for long).
+        if self._queues.get(name) is cached:
+            self._queues[name] = (queue, now)
         return queue
 
     def _forget(self, name: str) -> None:
@@ -167,9 +218,10 @@ class QueueService:
             self.notify_messages_available([name])
 
     async def close(self) -> None:
-        for task in list(self._fills.values()):
+        runners = list(self._fills.values()) + list(self._move_runners.values())
+        for task in runners:
             task.cancel()
-        for task in list(self._fills.values()):
+        for task in runners:
             try:
                 await task
             except (asyncio.CancelledError, Exception):
@@ -186,6 +238,8 @@ class QueueService:
         given = validation.normalize_queue_attributes(attributes, creating=True)
         given.pop("FifoQueue", None)
         validation.validate_tags(tags, queue_name=name)
+        await self._check_redrive_policy(name, given)
+        await self._check_not_deleted_recently(name)
         now_s = int(self._clock())
         candidate = Queue(
             name=name,
@@ -244,9 +298,10 @@ class QueueService:
     async def delete_queue(self, name: str) -> None:
         queue = await self._queue(name)
         await self._catalog.delete(name)
+        await self._catalog.record_deletion(name, self._now_ms())
         self._forget(name)
         self._deliveries.forget_queue(queue.queue_id)
-        await self._store.purge(queue)
+        await self._store.drop(queue)
         try:
             await self._cache.drop(name)
         except StorageUnavailable:
@@ -279,9 +334,13 @@ class QueueService:
     async def set_queue_attributes(self, name: str, attributes: Mapping[str, str]) -> None:
         queue = await self._queue(name)
         given = validation.normalize_queue_attributes(attributes, creating=False)
+        await self._check_redrive_policy(name, given)
+        merged = {**queue.attributes, **given}
+        for cleared in [k for k in redrive.CLEARABLE_ATTRIBUTES if merged.get(k) == ""]:
+            del merged[cleared]  # an empty policy removes it, as in SQS
         updated = replace(
             queue,
-            attributes={**queue.attributes, **given},
+            attributes=merged,
             last_modified_timestamp=int(self._clock()),
         )
         await self._catalog.save(updated)
@@ -289,6 +348,13 @@ class QueueService:
 
     async def purge_queue(self, name: str) -> None:
         queue = await self._queue(name)
+        now_ms = self._now_ms()
+        last_purge = await self._catalog.last_purge_ms(queue)
+        if last_purge is not None and 0 <= now_ms - last_purge < PURGE_INTERVAL_MS:
+            raise PurgeQueueInProgress(
+                f"Only one PurgeQueue operation on {name} is allowed every 60 seconds."
+            )
+        await self._catalog.record_purge(queue, now_ms)
         await self._store.purge(queue)
         self._deliveries.forget_queue(queue.queue_id)
         try:
@@ -347,6 +413,7 @@ class QueueService:
     async def _deliver(self, queue: Queue, messages: Sequence[Message]) -> None:
         """Store durably (the acknowledgement point), then add to the cache if it is up."""
         await self._store.put(queue, messages)
+        self._telemetry.messages_sent(queue.name, len(messages))
         try:
             added = await self._cache.add(queue.name, messages, self._now_ms())
         except StorageUnavailable:
@@ -415,10 +482,13 @@ class QueueService:
                 listening = await self._listen(name, remaining)
             event = self._arrivals.setdefault(name, asyncio.Event())
             pause = min(remaining, self._tuning.long_poll_recheck_seconds)
+            self._telemetry.long_poll_waiting(1)
             try:
                 await asyncio.wait_for(event.wait(), pause)
             except TimeoutError:
                 pass
+            finally:
+                self._telemetry.long_poll_waiting(-1)
             queue = await self._queue(name)
         return [self._received(queue, d, request) for d in deliveries]
 
@@ -434,14 +504,22 @@ class QueueService:
         nonces = [new_nonce() for _ in range(count)]
         try:
             await self._refresh_if_stale(queue)
-            deliveries = await self._cache.receive(
-                queue.name, count, timeout * 1000, now_ms, queue.retention_seconds * 1000, nonces
+            dead_letter_queue, max_receives = await self._dead_letter_target(queue)
+            outcome = await self._cache.receive_redriving(
+                queue.name, count, timeout * 1000, now_ms, queue.retention_seconds * 1000, nonces,
+                max_receives,
             )
+            deliveries = None if outcome is None else outcome[0]
+            if outcome is not None and outcome[1] and dead_letter_queue is not None:
+                await self._move_to_dead_letter_queue(queue, dead_letter_queue, outcome[1])
         except StorageUnavailable:
             deliveries = None
+        from_cache = deliveries is not None
         if deliveries is None:
             self._start_fill_soon(queue)
             deliveries = await self._receive_from_store(queue, count, now_ms)
+        self._telemetry.messages_received(queue.name, len(deliveries), from_cache)
+        self._telemetry.serving_from_store(queue.name, not from_cache)
         if timeout > 0:
             for delivery in deliveries:
                 self._deliveries.record(
@@ -453,8 +531,11 @@ class QueueService:
         """Return-From-Cassandra: serve live messages straight from the durable store,
         skipping those this process handed out and that are still hidden."""
         hidden = self._deliveries.hidden(queue.queue_id, now_ms)
-        sample = await self._store.sample(queue, count + min(len(hidden), 100), now_ms)
-        chosen = [m for m in sample if m.message_id not in hidden][:count]
+        # Read more than asked and pick at random: processes serving the same queue from the
+        # store then hand out fewer of the same messages.
+        sample = await self._store.sample(queue, 2 * count + min(len(hidden), 100), now_ms)
+        candidates = [m for m in sample if m.message_id not in hidden]
+        chosen = random.sample(candidates, min(count, len(candidates)))
         return [Delivery(m, 1, now_ms, new_nonce()) for m in chosen]
 
     def _received(self, queue: Queue, delivery: Delivery, request: ReceiveRequest) -> ReceivedMessage:
@@ -523,6 +604,7 @@ class QueueService:
             log.info("filling the cache of queue %s from the store", name)
             loaded = 0
             self.fills_in_progress[name] = 0
+            self._telemetry.fill_started(name)
             async for page in self._store.scan(queue, self._tuning.cache_fill_page_size):
                 now_ms = self._now_ms()
                 hidden = self._deliveries.hidden(queue.queue_id, now_ms)
@@ -531,13 +613,17 @@ class QueueService:
                     return
                 loaded += len(page)
                 self.fills_in_progress[name] = loaded
+                self._telemetry.fill_progress(name, len(page))
                 if not await self._cache.renew_fill(name, self._owner, lease_ms):
                     log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
                     return
                 if self._clock() - last_report >= 5:
                     last_report = self._clock()
                     log.info("filling queue %s: %d messages loaded so far", name, loaded)
-            if await self._cache.finish_fill(name, self._owner):
+            now_ms = self._now_ms()
+            late = self._deliveries.hidden(queue.queue_id, now_ms)
+            if await self._cache.finish_fill(name, self._owner, now_ms, late):
+                self._telemetry.fill_finished(name, True)
                 log.info(
                     "cache of queue %s filled with %d messages in %.1f s",
                     name, loaded, self._clock() - started,
@@ -545,8 +631,13 @@ class QueueService:
                 self.notify_messages_available([name])
         except StorageUnavailable as exc:
             log.warning("cache fill of queue %s interrupted: %s", name, exc)
+            # Give the lease up at once (if still ours) so the next request retries the
+            # fill, instead of every process waiting for the lease to expire.
+            with contextlib.suppress(StorageUnavailable):
+                await self._cache.renew_fill(name, self._owner, 1)
         finally:
-            self.fills_in_progress.pop(name, None)
+            if self.fills_in_progress.pop(name, None) is not None:
+                self._telemetry.fill_finished(name, False)  # no-op once reported as completed
 
     # --- deleting and visibility -------------------------------------------------------------
     def _handle(self, name: str, receipt_handle: str) -> ReceiptHandle:
@@ -573,6 +664,7 @@ class QueueService:
                 name, handle.message_id
             ):
                 raise
+        self._telemetry.messages_deleted(name, 1)
 
     async def _defer_store_delete(self, name: str, message_id: str) -> bool:
         """The store is away but the cache took the delete: remember it in the cache (fills
@@ -605,9 +697,11 @@ class QueueService:
         for name in await self._catalog.list_names():
             try:
                 queue = await self._queue(name)
-                trimmed += await self._cache.trim_expired(
+                expired = await self._cache.trim_expired(
                     name, now_ms, queue.retention_seconds * 1000
                 )
+                self._telemetry.messages_expired(name, expired)
+                trimmed += expired
             except (StorageUnavailable, QueueDoesNotExist):
                 continue
         return trimmed
@@ -675,6 +769,404 @@ class QueueService:
         )
         return _batch_result([entry_id for entry_id, _, _ in entries], outcomes)
 
+    # --- dead-letter queues ------------------------------------------------------------------
+    async def _queue_for_arn(self, arn: str) -> Queue:
+        """The queue an ARN of this service names; QueueDoesNotExist otherwise."""
+        name = redrive.queue_name_from_arn(arn)
+        if name is None or arn != self.queue_arn(name):
+            raise QueueDoesNotExist("The specified queue does not exist.")
+        return await self._queue(name)
+
+    async def _check_redrive_policy(self, name: str, given: Mapping[str, str]) -> None:
+        """A RedrivePolicy must name an existing queue whose RedriveAllowPolicy lets this
+        queue use it as its dead-letter queue (standard to standard)."""
+        value = given.get("RedrivePolicy")
+        policy = redrive.parse_redrive_policy(value)
+        if policy is None:
+            return
+        reason = None
+        try:
+            target = await self._queue_for_arn(policy.dead_letter_target_arn)
+        except QueueDoesNotExist:
+            reason = "Dead letter target does not exist."
+        else:
+            if not redrive.redrive_allowed(
+                target.attributes.get("RedriveAllowPolicy"), self.queue_arn(name)
+            ):
+                reason = (
+                    "Dead-letter target owner does not allow this source queue to redrive"
+                    " messages."
+                )
+        if reason is not None:
+            raise InvalidParameterValue(
+                f"Value {value} for parameter RedrivePolicy is invalid. Reason: {reason}"
+            )
+
+    async def _dead_letter_target(self, queue: Queue) -> tuple[Queue | None, int]:
+        """The queue's dead-letter queue and maxReceiveCount; (None, 0) without a usable
+        RedrivePolicy (unset, or its target deleted since)."""
+        policy = redrive.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
+        if policy is None or policy.max_receive_count < 1:
+            return None, 0
+        try:
+            return await self._queue_for_arn(policy.dead_letter_target_arn), policy.max_receive_count
+        except QueueDoesNotExist:
+            return None, 0
+
+    async def _move_to_dead_letter_queue(
+        self, source: Queue, target: Queue, messages: Sequence[Message]
+    ) -> None:
+        """Move messages the cache took out of `source` for exceeding maxReceiveCount.
+
+        Kept: the MessageId, body, attributes and SentTimestamp. As AWS documents for
+        standard queues, expiry stays based on the original enqueue time, so a message
+        expires from the dead-letter queue once it is older than that queue's retention
+        period. The source queue's ARN is kept in a hidden system attribute for move tasks.
+        Order: the dead-letter queue's store, then its cache, then the delete from the
+        source's store, so a failure in between duplicates a message rather than losing it.
+        """
+        now_ms = self._now_ms()
+        redrive_attribute = MessageAttributeValue(
+            "String", string_value=self.queue_arn(source.name)
+        )
+        moved = [
+            replace(
+                message,
+                visible_at_ms=now_ms,
+                system_attributes={
+                    **message.system_attributes,
+                    redrive.DEAD_LETTER_SOURCE_ATTRIBUTE: redrive_attribute,
+                },
+            )
+            for message in messages
+        ]
+        retention_ms = target.retention_seconds * 1000
+        live = [m for m in moved if m.sent_timestamp_ms + retention_ms > now_ms]
+        try:
+            await asyncio.gather(*(
+                self._store.put(_with_retention(target, m, now_ms), [m]) for m in live
+            ))
+            if live:
+                try:
+                    added = await self._cache.add(target.name, live, now_ms)
+                except StorageUnavailable:
+                    self._stale_caches.add(target.name)
+                    added = False
+                if not added:
+                    self._start_fill_soon(target)
+                self.notify_messages_available([target.name])
+            await asyncio.gather(*(self._store.delete(source, m.message_id) for m in messages))
+        except StorageUnavailable:
+            # The messages are still in the source's store: reload the source's cache.
+            log.warning("moving %d messages of %s to its DLQ failed", len(messages), source.name)
+            self._stale_caches.add(source.name)
+            return
+        for message in messages:
+            self._deliveries.forget(source.queue_id, message.message_id)
+        self._telemetry.messages_moved_to_dead_letter_queue(source.name, len(messages))
+
+    async def _source_queue_names(self, dead_letter_queue: str) -> list[str]:
+        """Every queue whose RedrivePolicy names `dead_letter_queue`, sorted."""
+        arn = self.queue_arn(dead_letter_queue)
+
+        async def points_here(name: str) -> bool:
+            try:
+                queue = await self._queue(name)
+            except QueueDoesNotExist:
+                return False
+            policy = redrive.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
+            return policy is not None and policy.dead_letter_target_arn == arn
+
+        names = await self._catalog.list_names()
+        found = await asyncio.gather(*(points_here(name) for name in names))
+        return sorted(name for name, hit in zip(names, found, strict=True) if hit)
+
+    async def list_dead_letter_source_queues(
+        self, name: str, max_results: int | None, next_token: str | None
+    ) -> tuple[list[str], str | None]:
+        await self._queue(name)
+        if max_results is not None and not 1 <= max_results <= LIST_QUEUES_LIMIT:
+            raise InvalidParameterValue(
+                f"Value {max_results} for parameter MaxResults is invalid. "
+                "Reason: MaxResults must be an integer between 1 and 1000."
+            )
+        names = await self._source_queue_names(name)
+        if next_token:
+            names = [n for n in names if n > _read_name_token(next_token)]
+        if max_results is None:
+            return names[:LIST_QUEUES_LIMIT], None
+        page = names[:max_results]
+        more = len(names) > max_results
+        return page, _name_token(page[-1]) if more else None
+
+    # --- permissions -------------------------------------------------------------------------
+    async def add_permission(
+        self, name: str, label: str, account_ids: Sequence[str], actions: Sequence[str]
+    ) -> None:
+        queue = await self._queue(name)
+        policy = redrive.add_permission(
+            queue.attributes.get("Policy"), self.queue_arn(name), label, account_ids, actions
+        )
+        await self._save(replace(
+            queue, attributes={**queue.attributes, "Policy": policy},
+            last_modified_timestamp=int(self._clock()),
+        ))
+
+    async def remove_permission(self, name: str, label: str) -> None:
+        queue = await self._queue(name)
+        policy = redrive.remove_permission(queue.attributes.get("Policy"), label)
+        attributes = {k: v for k, v in queue.attributes.items() if k != "Policy"}
+        if policy is not None:
+            attributes["Policy"] = policy
+        await self._save(replace(
+            queue, attributes=attributes, last_modified_timestamp=int(self._clock())
+        ))
+
+    async def _check_not_deleted_recently(self, name: str) -> None:
+        cooldown = self._tuning.queue_deleted_recently_seconds
+        if cooldown <= 0:
+            return
+        deleted = await self._catalog.deleted_ms(name)
+        if deleted is None or self._now_ms() - deleted >= cooldown * 1000:
+            return
+        if await self._catalog.get(name) is not None:
+            return  # re-created since: CreateQueue answers with the existing queue
+        raise QueueDeletedRecently(
+            f"You must wait {cooldown:g} seconds after deleting a queue before you can create"
+            " another with the same name."
+        )
+
+    # --- message move tasks ------------------------------------------------------------------
+    async def _queue_named_by(self, arn: str, parameter: str) -> Queue:
+        try:
+            return await self._queue_for_arn(arn)
+        except QueueDoesNotExist:
+            raise ResourceNotFound(
+                f"The resource that you specified for the {parameter} parameter doesn't exist."
+            ) from None
+
+    async def start_message_move_task(
+        self, source_arn: str, destination_arn: str | None, max_per_second: int | None
+    ) -> str:
+        """Start moving the messages of a dead-letter queue; returns the task handle."""
+        source = await self._queue_named_by(source_arn, "SourceArn")
+        if max_per_second is not None and not 1 <= max_per_second <= MAX_MOVE_TASK_RATE:
+            raise InvalidParameterValue(
+                f"Value {max_per_second} for parameter MaxNumberOfMessagesPerSecond is"
+                f" invalid. Reason: must be between 1 and {MAX_MOVE_TASK_RATE}."
+            )
+        if destination_arn:
+            await self._queue_named_by(destination_arn, "DestinationArn")
+        if not await self._source_queue_names(source.name):
+            raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
+        if any(task.status.active for task in await self._catalog.move_tasks(source_arn)):
+            raise InvalidParameterValue(
+                "There is already a task running. Only one active task is allowed for a source"
+                " queue arn at a given time."
+            )
+        now_ms = self._now_ms()
+        task = MessageMoveTask(
+            task_id=uuid.uuid4().hex,
+            source_arn=source_arn,
+            destination_arn=destination_arn or None,
+            max_per_second=max_per_second,
+            status=MoveTaskStatus.RUNNING,
+            started_ms=now_ms,
+            to_move=(await self._counts(source)).visible,
+            owner=self._owner,
+            heartbeat_ms=now_ms,
+        )
+        await self._catalog.save_move_task(task)
+        self._run_move_task(task)
+        return redrive.task_handle(task)
+
+    async def list_message_move_tasks(
+        self, source_arn: str, max_results: int | None
+    ) -> list[MessageMoveTask]:
+        """The most recent tasks of the source queue, newest first (1 unless asked for up
+        to 10)."""
+        await self._queue_named_by(source_arn, "SourceArn")
+        limit = 1 if max_results is None else max_results
+        if not 1 <= limit <= 10:
+            raise InvalidParameterValue(
+                f"Value {limit} for parameter MaxResults is invalid. Reason: You must enter a"
+                " number that's between 1 and 10."
+            )
+        return (await self._catalog.move_tasks(source_arn))[:limit]
+
+    async def cancel_message_move_task(self, handle: str) -> int:
+        """Ask a RUNNING task to stop; returns how many messages it has moved so far."""
+        source_arn, task_id = redrive.read_task_handle(handle)
+        await self._queue_named_by(source_arn, "SourceArn")
+        task = await self._catalog.move_task(source_arn, task_id)
+        if task is None:
+            raise ResourceNotFound("Task does not exist.")
+        if task.status is not MoveTaskStatus.RUNNING:
+            raise InvalidParameterValue(
+                "Only active tasks can be cancelled."
+            )
+        await self._catalog.request_move_cancel(source_arn, task_id)
+        return task.moved
+
+    def _run_move_task(self, task: MessageMoveTask) -> None:
+        if task.task_id in self._move_runners:
+            return
+        runner = asyncio.get_running_loop().create_task(
+            self._move_messages(task), name=f"cqs-move-task {task.task_id}"
+        )
+        self._move_runners[task.task_id] = runner
+        runner.add_done_callback(lambda _: self._move_runners.pop(task.task_id, None))
+
+    async def resume_message_move_tasks(self) -> int:
+        """Take over the active move tasks whose process stopped reporting (it died or was
+        restarted); returns how many this process took over."""
+        lease_ms = int(self._tuning.move_task_lease_seconds * 1000)
+        taken = 0
+        for task in await self._catalog.active_move_tasks():
+            if task.task_id in self._move_runners:
+                continue
+            if self._now_ms() - task.heartbeat_ms < lease_ms:
+                continue
+            claimed = replace(task, owner=self._owner, heartbeat_ms=self._now_ms())
+            await self._catalog.save_move_task(claimed)
+            # No lightweight transactions: let a racing claimer's write land, then re-read.
+            await asyncio.sleep(0.2)
+            current = await self._catalog.move_task(task.source_arn, task.task_id)
+            if current is not None and current.owner == self._owner:
+                log.info("resuming message move task %s of %s", task.task_id, task.source_arn)
+                self._run_move_task(current)
+                taken += 1
+        return taken
+
+    async def _finish_move_task(
+        self, task: MessageMoveTask, status: MoveTaskStatus, reason: str | None = None
+    ) -> None:
+        await self._catalog.save_move_task(replace(
+            task, status=status, failure_reason=reason, heartbeat_ms=self._now_ms()
+        ))
+
+    async def _move_messages(self, task: MessageMoveTask) -> None:
+        """Run one move task until it completes, fails, is cancelled or is taken over:
+        receive a batch from the dead-letter queue (through the cache), send each message to
+        its destination as a new message, delete it from the dead-letter queue, report."""
+        while True:
+            try:
+                current = await self._catalog.move_task(task.source_arn, task.task_id)
+                if current is None or current.owner != self._owner:
+                    return
+                task = current
+                if task.status is MoveTaskStatus.CANCELLING:
+                    await self._finish_move_task(task, MoveTaskStatus.CANCELLED)
+                    return
+                if task.status is not MoveTaskStatus.RUNNING:
+                    return
+                if task.moved >= task.to_move:
+                    await self._finish_move_task(task, MoveTaskStatus.COMPLETED)
+                    return
+                started = self._clock()
+                outcome = await self._move_batch(task)
+                if isinstance(outcome, str):
+                    await self._finish_move_task(task, MoveTaskStatus.FAILED, outcome)
+                    return
+                if outcome == 0:
+                    if await self._move_source_in_flight(task):
+                        task = replace(task, heartbeat_ms=self._now_ms())
+                        await self._catalog.record_move_progress(task)
+                        await asyncio.sleep(1.0)  # held by a consumer or a dead runner
+                        continue
+                    await self._finish_move_task(task, MoveTaskStatus.COMPLETED)
+                    return
+                task = replace(task, moved=task.moved + outcome, heartbeat_ms=self._now_ms())
+                await self._catalog.record_move_progress(task)
+                if task.max_per_second:
+                    pause = outcome / task.max_per_second - (self._clock() - started)
+                    await asyncio.sleep(max(0.0, pause))
+            except asyncio.CancelledError:
+                raise
+            except StorageUnavailable as exc:
+                log.warning("message move task %s waits for storage: %s", task.task_id, exc)
+                await asyncio.sleep(1.0)
+            except Exception:
+                log.exception("message move task %s failed", task.task_id)
+                await self._finish_move_task(task, MoveTaskStatus.FAILED, "InternalError")
+                return
+
+    async def _move_batch(self, task: MessageMoveTask) -> int | str:
+        """Move up to ten messages; how many moved, or the failure reason that stops the task."""
+        try:
+            source = await self._queue_for_arn(task.source_arn)
+        except QueueDoesNotExist:
+            return "AWS.SimpleQueueService.NonExistentQueue"
+        count = min(10, task.to_move - task.moved, task.max_per_second or 10)
+        deliveries = await self._receive_once(source, count, MOVE_TASK_VISIBILITY_TIMEOUT)
+        moved = 0
+        for index, delivery in enumerate(deliveries):
+            message = delivery.message
+            origin = message.system_attributes.get(redrive.DEAD_LETTER_SOURCE_ATTRIBUTE)
+            target_arn = task.destination_arn or (origin.string_value if origin else None)
+            reason = None
+            if not target_arn:
+                reason = "CouldNotDetermineMessageSource"
+            else:
+                try:
+                    destination = await self._queue_for_arn(target_arn)
+                except QueueDoesNotExist:
+                    reason = "AWS.SimpleQueueService.NonExistentQueue"
+            if reason is not None:
+                await self._release(source, deliveries[index:])
+                return reason
+            await self._deliver(destination, [self._redriven(message)])
+            await self._delete_delivered(source, delivery)
+            moved += 1
+        return moved
+
+    async def _move_source_in_flight(self, task: MessageMoveTask) -> bool:
+        """Whether messages the task still has to move are in flight in its source queue."""
+        try:
+            source = await self._queue_for_arn(task.source_arn)
+        except QueueDoesNotExist:
+            return False
+        return (await self._counts(source)).in_flight > 0
+
+    def _redriven(self, message: Message) -> Message:
+        """A moved-back message is a new message (new MessageId, SentTimestamp and
+        retention period, as AWS documents for redrive), with the same body and attributes."""
+        now_ms = self._now_ms()
+        system = {
+            k: v for k, v in message.system_attributes.items()
+            if k != redrive.DEAD_LETTER_SOURCE_ATTRIBUTE
+        }
+        return replace(
+            message,
+            message_id=new_message_id(),
+            sent_timestamp_ms=now_ms,
+            visible_at_ms=now_ms,
+            system_attributes=system,
+            md5_of_system_attributes=checksums.md5_of_system_attributes(system),
+        )
+
+    async def _delete_delivered(self, queue: Queue, delivery: Delivery) -> None:
+        message_id = delivery.message.message_id
+        try:
+            await self._cache.delete(queue.name, message_id, delivery.receipt_nonce)
+        except StorageUnavailable:
+            self._stale_caches.add(queue.name)
+        self._deliveries.forget(queue.queue_id, message_id)
+        await self._store.delete(queue, message_id)
+
+    async def _release(self, queue: Queue, deliveries: Sequence[Delivery]) -> None:
+        """Make messages a failed move task held visible again."""
+        now_ms = self._now_ms()
+        for delivery in deliveries:
+            message_id = delivery.message.message_id
+            self._deliveries.forget(queue.queue_id, message_id)
+            try:
+                await self._cache.change_visibility(
+                    queue.name, message_id, delivery.receipt_nonce, now_ms
+                )
+            except StorageUnavailable:
+                pass
+
 
 def _batch_result(entry_ids: Sequence[str], outcomes: Sequence[object]) -> BatchResult[None]:
     """Split per-entry outcomes: SQS errors become failed entries, anything else is raised."""
@@ -690,6 +1182,25 @@ def _batch_result(entry_ids: Sequence[str], outcomes: Sequence[object]) -> Batch
         else:
             successful.append((entry_id, None))
     return BatchResult(successful, failed)
+
+
+def _with_retention(queue: Queue, message: Message, now_ms: int) -> Queue:
+    """`queue` with the retention left to a moved message whose expiry stays based on its
+    original enqueue time (the store writes it with that TTL)."""
+    remaining_ms = message.sent_timestamp_ms + queue.retention_seconds * 1000 - now_ms
+    seconds = max(1, -(-remaining_ms // 1000))
+    return replace(queue, attributes={**queue.attributes, "MessageRetentionPeriod": str(seconds)})
+
+
+def _name_token(name: str) -> str:
+    return base64.urlsafe_b64encode(name.encode()).decode()
+
+
+def _read_name_token(token: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(token.encode()).decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidParameterValue("Invalid NextToken value.") from exc
 
 
 __all__ = ["MessageAttributeValue", "QueueService", "ServiceTuning", "new_message_id"]

@@ -49,6 +49,9 @@ class Settings:
     long_poll_recheck_seconds: float = 0.2
     cache_fill_lease_seconds: float = 30.0
     cache_fill_page_size: int = 500
+    # After DeleteQueue, CreateQueue of the same name fails with QueueDeletedRecently for
+    # this long. AWS uses 60; 0 (off) suits local development, where names are reused at once.
+    queue_deleted_recently_seconds: float = 0.0
     log_level: str = "INFO"
     # "uvloop" (when installed) or "asyncio"; see docs/performance.md for the measured gain.
     event_loop: str = "uvloop"

@@ -1,6 +1,7 @@
 """CassandraQueueCatalog: queue metadata and the shared signing secret, in Cassandra.
 
-Owns the `queues` and `settings` tables' use. Without lightweight transactions (CQL 3.0.0),
+Owns the use of the `queues` and `settings` tables, the purge and deletion records and the
+message move tasks. Without lightweight transactions (CQL 3.0.0),
 `create` reads, inserts when absent and returns what is stored; two racing creators of one
 name converge on the last write. Imports `cqs.model`, `cqs.errors` and this package; never
 the service, Redis or aiohttp.
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import DEFAULT_REPLICATION, CassandraSession, connect
-from cqs.model import Queue
+from cqs.model import MessageMoveTask, MoveTaskStatus, Queue
 
 SHARED_SECRET_SETTING = "receipt_handles.secret"
 _LIST_PAGE = 1000
@@ -108,6 +109,94 @@ class CassandraQueueCatalog:
 
     async def shared_secret(self, candidate: bytes) -> bytes:
         return await self._session.agreed_setting(SHARED_SECRET_SETTING, candidate)
+
+    # --- purge and deletion records ---------------------------------------------------------
+
+    async def record_purge(self, queue: Queue, purged_ms: int) -> None:
+        await self._session.write(
+            f"INSERT INTO {schema.QUEUE_PURGES_TABLE} (queue_id, purged_ms) VALUES (?, ?)"
+            f" USING TTL {schema.EVENT_RECORD_TTL_SECONDS}",
+            [queue.queue_id, purged_ms],
+        )
+
+    async def last_purge_ms(self, queue: Queue) -> int | None:
+        found = await self._session.read(
+            f"SELECT purged_ms FROM {schema.QUEUE_PURGES_TABLE} WHERE queue_id = ?",
+            [queue.queue_id],
+        )
+        return int(found[0].purged_ms) if found and found[0].purged_ms is not None else None
+
+    async def record_deletion(self, name: str, deleted_ms: int) -> None:
+        await self._session.write(
+            f"INSERT INTO {schema.DELETED_QUEUES_TABLE} (name, deleted_ms) VALUES (?, ?)"
+            f" USING TTL {schema.EVENT_RECORD_TTL_SECONDS}",
+            [name, deleted_ms],
+        )
+
+    async def deleted_ms(self, name: str) -> int | None:
+        found = await self._session.read(
+            f"SELECT deleted_ms FROM {schema.DELETED_QUEUES_TABLE} WHERE name = ?", [name]
+        )
+        return int(found[0].deleted_ms) if found and found[0].deleted_ms is not None else None
+
+    # --- message move tasks ------------------------------------------------------------------
+
+    async def save_move_task(self, task: MessageMoveTask) -> None:
+        columns = ", ".join(rows.MOVE_TASK_COLUMNS)
+        markers = ", ".join("?" * len(rows.MOVE_TASK_COLUMNS))
+        await self._session.write(
+            f"INSERT INTO {schema.MOVE_TASKS_TABLE} ({columns}) VALUES ({markers})",
+            rows.move_task_to_row(task),
+        )
+
+    async def record_move_progress(self, task: MessageMoveTask) -> None:
+        await self._session.write(
+            f"UPDATE {schema.MOVE_TASKS_TABLE} SET moved = ?, heartbeat_ms = ?"
+            " WHERE source_arn = ? AND task_id = ?",
+            [task.moved, task.heartbeat_ms, task.source_arn, task.task_id],
+        )
+
+    async def request_move_cancel(self, source_arn: str, task_id: str) -> None:
+        await self._session.write(
+            f"UPDATE {schema.MOVE_TASKS_TABLE} SET status = ?"
+            " WHERE source_arn = ? AND task_id = ?",
+            [MoveTaskStatus.CANCELLING.value, source_arn, task_id],
+        )
+
+    async def move_task(self, source_arn: str, task_id: str) -> MessageMoveTask | None:
+        found = await self._session.read(
+            f"SELECT {', '.join(rows.MOVE_TASK_COLUMNS)} FROM {schema.MOVE_TASKS_TABLE}"
+            " WHERE source_arn = ? AND task_id = ?",
+            [source_arn, task_id],
+        )
+        return rows.move_task_from_row(found[0]._asdict()) if found else None
+
+    async def move_tasks(self, source_arn: str) -> list[MessageMoveTask]:
+        found = await self._session.read(
+            f"SELECT {', '.join(rows.MOVE_TASK_COLUMNS)} FROM {schema.MOVE_TASKS_TABLE}"
+            f" WHERE source_arn = ? LIMIT {_LIST_PAGE}",
+            [source_arn],
+        )
+        tasks = [rows.move_task_from_row(row._asdict()) for row in found]
+        return sorted(tasks, key=lambda task: (task.started_ms, task.task_id), reverse=True)
+
+    async def active_move_tasks(self) -> list[MessageMoveTask]:
+        """A full scan of the (small) task table, paged by partition token."""
+        columns = ", ".join(rows.MOVE_TASK_COLUMNS)
+        found: list[MessageMoveTask] = []
+        page = await self._session.read(
+            f"SELECT {columns} FROM {schema.MOVE_TASKS_TABLE} LIMIT {_LIST_PAGE}"
+        )
+        while page:
+            found.extend(rows.move_task_from_row(row._asdict()) for row in page)
+            if len(page) < _LIST_PAGE:
+                break
+            page = await self._session.read(
+                f"SELECT {columns} FROM {schema.MOVE_TASKS_TABLE}"
+                f" WHERE token(source_arn) > token(?) LIMIT {_LIST_PAGE}",
+                [page[-1].source_arn],
+            )
+        return [task for task in found if task.status.active]
 
     async def close(self) -> None:
         if self._owns_session:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cqs import message_codec
-from cqs.model import Message, Queue
+from cqs.model import Message, MessageMoveTask, MoveTaskStatus, Queue
 
 PAYLOAD_VERSION = 1
 
@@ -127,6 +127,47 @@ def queue_from_row(
         tags=dict(tags or {}),
         created_timestamp=created_s or 0,
         last_modified_timestamp=modified_s or 0,
+    )
+
+
+# --- message move tasks --------------------------------------------------------------------
+
+MOVE_TASK_COLUMNS = (
+    "source_arn", "task_id", "destination_arn", "max_per_second", "status", "started_ms",
+    "moved", "to_move", "failure_reason", "owner", "heartbeat_ms",
+)
+
+
+def move_task_to_row(task: MessageMoveTask) -> list[object]:
+    """The values of MOVE_TASK_COLUMNS, in order. Absent values are written as "" and 0
+    (Cassandra 1.2 refuses null bind values)."""
+    return [
+        task.source_arn, task.task_id, task.destination_arn or "", task.max_per_second or 0,
+        task.status.value, task.started_ms, task.moved, task.to_move, task.failure_reason or "",
+        task.owner, task.heartbeat_ms,
+    ]
+
+
+def move_task_from_row(values: Mapping[str, object]) -> MessageMoveTask:
+    def integer(name: str) -> int:
+        value = values.get(name)
+        return int(value) if isinstance(value, int) else 0
+
+    per_second = values.get("max_per_second")
+    destination = values.get("destination_arn")
+    reason = values.get("failure_reason")
+    return MessageMoveTask(
+        task_id=str(values["task_id"]),
+        source_arn=str(values["source_arn"]),
+        destination_arn=destination if isinstance(destination, str) and destination else None,
+        max_per_second=per_second if isinstance(per_second, int) and per_second > 0 else None,
+        status=MoveTaskStatus(str(values.get("status") or "FAILED")),
+        started_ms=integer("started_ms"),
+        moved=integer("moved"),
+        to_move=integer("to_move"),
+        failure_reason=reason if isinstance(reason, str) and reason else None,
+        owner=str(values.get("owner") or ""),
+        heartbeat_ms=integer("heartbeat_ms"),
     )
 
 

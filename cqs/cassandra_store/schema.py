@@ -1,7 +1,7 @@
 """Every Cassandra table name and every CQL DDL statement of cqs, in one place.
 
 Owns the keyspace layout: the queue catalog, the settings table, the message table and its
-bucket index. Written for CQL 3.0.0 (Cassandra 1.2 and later): no `IF NOT EXISTS`, so the
+bucket index, the purge and deletion records and the message move tasks. Written for CQL 3.0.0 (Cassandra 1.2 and later): no `IF NOT EXISTS`, so the
 session checks the system schema tables before creating anything. Imports nothing from cqs
 and no driver.
 
@@ -26,6 +26,12 @@ QUEUES_TABLE = "queues"
 SETTINGS_TABLE = "settings"
 MESSAGES_TABLE = "messages"
 MESSAGE_BUCKETS_TABLE = "message_buckets"
+QUEUE_PURGES_TABLE = "queue_purges"
+DELETED_QUEUES_TABLE = "deleted_queues"
+MOVE_TASKS_TABLE = "message_move_tasks"
+# Purge and deletion records only matter for a minute or so (PurgeQueueInProgress,
+# QueueDeletedRecently); they expire after a day so the tables stay small.
+EVENT_RECORD_TTL_SECONDS = 86_400
 
 SHARD_COUNT = 100
 DEFAULT_BUCKET_SECONDS = 300
@@ -101,5 +107,32 @@ def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str,
             " PRIMARY KEY (queue_id, bucket))"
             " WITH COMPACT STORAGE"
             f" AND gc_grace_seconds = {int(message_gc_grace_seconds)}"
+        ),
+        # When each queue incarnation was last purged (PurgeQueueInProgress).
+        QUEUE_PURGES_TABLE: (
+            f"CREATE TABLE {prefix}{QUEUE_PURGES_TABLE} ("
+            " queue_id text PRIMARY KEY, purged_ms bigint)"
+        ),
+        # When a queue name was last deleted (QueueDeletedRecently).
+        DELETED_QUEUES_TABLE: (
+            f"CREATE TABLE {prefix}{DELETED_QUEUES_TABLE} ("
+            " name text PRIMARY KEY, deleted_ms bigint)"
+        ),
+        # Message move tasks by source (dead-letter) queue ARN; owner + heartbeat_ms are
+        # the lease of the process running a task.
+        MOVE_TASKS_TABLE: (
+            f"CREATE TABLE {prefix}{MOVE_TASKS_TABLE} ("
+            " source_arn text,"
+            " task_id text,"
+            " destination_arn text,"
+            " max_per_second int,"
+            " status text,"
+            " started_ms bigint,"
+            " moved bigint,"
+            " to_move bigint,"
+            " failure_reason text,"
+            " owner text,"
+            " heartbeat_ms bigint,"
+            " PRIMARY KEY (source_arn, task_id))"
         ),
     }

@@ -9,6 +9,7 @@ and `cqs.cassandra_store.schema`; never the service, Redis or aiohttp.
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -52,6 +53,19 @@ SETTING_SETTLE_MS = 2000
 
 T = TypeVar("T")
 Row = Any  # the driver's named-tuple rows
+# Told about every statement when given: (backend, server label, operation, seconds, ok).
+BackendObserver = Callable[[str, str, str, float, bool], None]
+_CQL_TABLE = re.compile(r"\b(?:FROM|INTO|UPDATE)\s+(?:\w+\.)?(\w+)", re.IGNORECASE)
+
+
+def statement_label(statement: Any) -> str:
+    """`select messages`, `insert queues`...: what a statement does, for metrics."""
+    query = getattr(getattr(statement, "prepared_statement", statement), "query_string", statement)
+    if not isinstance(query, str):
+        return "batch"
+    verb = query.split(None, 1)[0].lower() if query.strip() else "statement"
+    table = _CQL_TABLE.search(query)
+    return f"{verb} {table.group(1)}" if table and verb != "create" else verb
 
 
 @contextmanager
@@ -92,8 +106,11 @@ class CassandraSession:
         write_consistency: int,
         request_timeout: float,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        observe: BackendObserver | None = None,
     ) -> None:
         self._cluster = cluster
+        self._observe = observe
+        self._operations: dict[str, str] = {}  # query text -> statement_label
         self._session = session
         self._read_consistency = read_consistency
         self._write_consistency = write_consistency
@@ -136,9 +153,33 @@ class CassandraSession:
     async def execute(self, statement: Any, parameters: Sequence[Any] | None = None) -> list[Row]:
         """Run one statement; its rows (protocol v1 has no paging: the whole result)."""
         async with self._in_flight:
-            return await self._execute(statement, parameters)
+            if self._observe is None:
+                return await self._execute(statement, parameters)
+            started = time.perf_counter()
+            coordinator: list[str] = []
+            ok = False
+            try:
+                rows = await self._execute(statement, parameters, coordinator)
+                ok = True
+                return rows
+            finally:
+                self._observe(
+                    "cassandra", coordinator[0] if coordinator else "unknown",
+                    self._operation(statement), time.perf_counter() - started, ok,
+                )
 
-    async def _execute(self, statement: Any, parameters: Sequence[Any] | None) -> list[Row]:
+    def _operation(self, statement: Any) -> str:
+        query = getattr(getattr(statement, "prepared_statement", statement), "query_string", "")
+        label = self._operations.get(query) if isinstance(query, str) else None
+        if label is None:
+            label = statement_label(statement)
+            if isinstance(query, str) and len(self._operations) < 1000:
+                self._operations[query] = label
+        return label
+
+    async def _execute(
+        self, statement: Any, parameters: Sequence[Any] | None, coordinator: list[str] | None = None
+    ) -> list[Row]:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[list[Row]] = loop.create_future()
 
@@ -153,8 +194,14 @@ class CassandraSession:
                 statement, parameters, timeout=self._request_timeout
             )
             response.add_callbacks(deliver, fail)
+            if coordinator is not None:  # the host the driver sent the statement to
+                coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
             # The driver's own timeout normally fires first; this bounds the call regardless.
             return await asyncio.wait_for(answer, self._request_timeout + 1.0)
+
+    async def ping(self) -> None:
+        """One cheap read, for readiness checks; StorageUnavailable when nobody answers."""
+        await self.read("SELECT release_version FROM system.local")
 
     async def agreed_setting(self, name: str, candidate: bytes) -> bytes:
         """The value every process agrees on for `name`; `candidate` if nobody stored one yet.
@@ -220,6 +267,7 @@ async def connect(
     write_consistency: str = "ONE",
     request_timeout: float = 5.0,
     message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS,
+    observe: BackendObserver | None = None,
 ) -> CassandraSession:
     """Connect, create the keyspace and tables if absent, and return the bound session.
 
@@ -258,6 +306,7 @@ async def connect(
             read_consistency=consistency_level(read_consistency),
             write_consistency=consistency_level(write_consistency),
             request_timeout=request_timeout,
+            observe=observe,
         )
         await _create_schema(session, keyspace, replication, message_gc_grace_seconds)
         await session._run_blocking("use keyspace", driver_session.set_keyspace, keyspace)

@@ -263,6 +263,19 @@ class CassandraMessageStore:
              for bucket in await self._buckets(queue.queue_id)]
         )
 
+    async def drop(self, queue: Queue) -> None:
+        """Drop every bucket partition and every index entry of a deleted queue.
+
+        Unlike `purge`, nothing of the queue incarnation is kept: no process writes to a
+        deleted queue's id again (a re-created name gets a new id).
+        """
+        await self._agree_on_layout()
+        await _all_or_first_error(
+            [self._drop_bucket(queue.queue_id, bucket, keep_index=False)
+             for bucket in await self._buckets(queue.queue_id)]
+        )
+        self._registered.pop(queue.queue_id, None)
+
     async def close(self) -> None:
         if self._owns_session:
             await self._session.close()

@@ -20,9 +20,11 @@ import asyncio
 import logging
 import random
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
+from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -52,7 +54,7 @@ from cqs.redis_cache.keys import (
     filling_state,
 )
 from cqs.redis_cache.ring import HashRing
-from cqs.redis_cache.scripts import QueueScripts, register_scripts
+from cqs.redis_cache.scripts import SCRIPT_NAMES, QueueScripts, register_scripts
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +124,45 @@ class _Server:
     breaker: ServerBreaker
 
 
+# Told about every Redis call when given: (backend, server label, operation, seconds, ok).
+BackendObserver = Callable[[str, str, str, float, bool], None]
+
+# 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
+_UUID_EPOCH_OFFSET = 0x01B21DD213814000
+
+
+def server_label(url: str) -> str:
+    """`host:port/db` of a Redis URL: names the server in metrics without its password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
+
+
+def _sent_ms_of(message_id: str | None) -> int | None:
+    """When a message was sent, read from its id (a version-1 UUID, as the store needs)."""
+    if not message_id:
+        return None
+    try:
+        parsed = uuid.UUID(message_id)
+    except ValueError:
+        return None
+    return (parsed.time - _UUID_EPOCH_OFFSET) // 10_000 if parsed.version == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One queue's figures as its Redis holds them (UNAVAILABLE: the server did not answer).
+
+    Counts are the cache's: exact while READY, partial while FILLING, zero while ABSENT.
+    Hidden messages already due count as in flight or delayed until the next sweep.
+    """
+
+    state: CacheState
+    visible: int = 0
+    in_flight: int = 0
+    delayed: int = 0
+    oldest_visible_sent_ms: int | None = None  # the message at the head of the visible list
+
+
 def _encode_batch(messages: Sequence[Message]) -> list[str | int]:
     """Four ARGV values per message, as add.lua and load.lua read them."""
     values: list[str | int] = []
@@ -181,10 +222,14 @@ class RedisMessageCache:
         socket_timeout: float = 1.0,
         connect_timeout: float = 0.5,
         down_seconds: float = 1.0,
+        observe: BackendObserver | None = None,
     ) -> None:
         self._ring = HashRing(urls)
         self._servers: dict[str, _Server] = {}
         self._feeds: set[_ArrivalFeed] = set()
+        self._observe = observe
+        self._labels = {url: server_label(url) for url in urls}
+        self._operation_names: dict[int, str] = {}  # id of a registered script -> its name
         for url in urls:
             client: Redis = Redis.from_url(
                 url,
@@ -201,6 +246,8 @@ class RedisMessageCache:
                 scripts=register_scripts(client),
                 breaker=ServerBreaker(url, down_seconds),
             )
+            for name in SCRIPT_NAMES:
+                self._operation_names[id(getattr(self._servers[url].scripts, name))] = name
 
     def server_for(self, queue_name: str) -> str:
         """The URL of the Redis server holding `queue_name`."""
@@ -217,15 +264,32 @@ class RedisMessageCache:
     ) -> T:
         """Run one Redis operation on `server`, translating its failures."""
         server.breaker.check()
+        started = time.perf_counter()
+        ok = False
         try:
             result = await operation(*args, **kwargs)
+            ok = True
         except _UNREACHABLE as exc:
             server.breaker.record_failure(exc)
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
         except _REFUSING as exc:
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
+        finally:
+            if self._observe is not None:
+                self._observe(
+                    "redis", self._labels[server.url], self._operation_name(operation),
+                    time.perf_counter() - started, ok,
+                )
         server.breaker.record_success()
         return result
+
+    def _operation_name(self, operation: object) -> str:
+        """A script's name, a command's name, or the method a local helper serves."""
+        name = self._operation_names.get(id(operation))
+        if name is None:
+            qualname = getattr(operation, "__qualname__", "call")
+            name = qualname.split(".<locals>")[0].rsplit(".", 1)[-1].lstrip("_")
+        return name
 
     async def _script(self, queue_name: str, script: str, args: Sequence[str | int]) -> Any:
         server = self._servers[self.server_for(queue_name)]
@@ -274,8 +338,19 @@ class RedisMessageCache:
         )
         return int(reply) >= 0
 
-    async def finish_fill(self, queue_name: str, owner: str) -> bool:
-        reply = await self._script(queue_name, "finish_fill", [filling_state(owner)])
+    async def finish_fill(
+        self,
+        queue_name: str,
+        owner: str,
+        now_ms: int | None = None,
+        hidden_until: Mapping[str, int] | None = None,
+    ) -> bool:
+        args: list[str | int] = [
+            filling_state(owner), _wall_clock_ms() if now_ms is None else now_ms, queue_name
+        ]
+        for message_id, until in (hidden_until or {}).items():
+            args.extend((message_id, until))
+        reply = await self._script(queue_name, "finish_fill", args)
         return bool(reply)
 
     # --- messages -------------------------------------------------------------------------
@@ -394,6 +469,21 @@ class RedisMessageCache:
         retention_ms: int,
         nonces: Sequence[str],
     ) -> list[Delivery] | None:
+        outcome = await self.receive_redriving(
+            queue_name, max_count, visibility_timeout_ms, now_ms, retention_ms, nonces, 0
+        )
+        return None if outcome is None else outcome[0]
+
+    async def receive_redriving(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+        max_receive_count: int,
+    ) -> tuple[list[Delivery], list[Message]] | None:
         count = max(0, min(max_count, len(nonces)))
         reply = await self._script(
             queue_name,
@@ -405,14 +495,17 @@ class RedisMessageCache:
                 count,
                 queue_name,
                 ARRIVALS_CHANNEL,
+                max(0, max_receive_count),
                 *nonces[:count],
             ],
         )
         if reply is None:
             return None
+        delivered, dead = reply
+        dead_letters = [decode_message(payload) for payload in dead[1::2]]
         deliveries: list[Delivery] = []
-        for index in range(0, len(reply), 4):
-            _message_id, payload, receive_count, first_receive_ms = reply[index : index + 4]
+        for index in range(0, len(delivered), 4):
+            _message_id, payload, receive_count, first_receive_ms = delivered[index : index + 4]
             deliveries.append(
                 Delivery(
                     message=decode_message(payload),
@@ -421,7 +514,7 @@ class RedisMessageCache:
                     receipt_nonce=nonces[index // 4],
                 )
             )
-        return deliveries
+        return deliveries, dead_letters
 
     async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
         reply = await self._script(queue_name, "delete", [message_id, receipt_nonce])
@@ -484,6 +577,69 @@ class RedisMessageCache:
 
     async def drop(self, queue_name: str) -> None:
         await self._script(queue_name, "drop", [queue_name])
+
+    # --- observability ---------------------------------------------------------------------
+
+    async def queue_stats(self, queue_names: Sequence[str]) -> dict[str, QueueStats]:
+        """Figures of many queues at once: one pipelined round trip per server (GET state,
+        LLEN, ZCARD, ZCARD, LINDEX 0 per queue; the oldest visible message's send time is
+        read from its id, so no payload is touched). Queues of an unreachable server come
+        back UNAVAILABLE."""
+        by_server: dict[str, list[str]] = {}
+        for queue_name in queue_names:
+            by_server.setdefault(self.server_for(queue_name), []).append(queue_name)
+        found: dict[str, QueueStats] = {}
+        for part in await asyncio.gather(
+            *(self._queue_stats_on(self._servers[url], names) for url, names in by_server.items())
+        ):
+            found.update(part)
+        return found
+
+    async def _queue_stats_on(
+        self, server: _Server, queue_names: Sequence[str]
+    ) -> dict[str, QueueStats]:
+        async def read() -> list[Any]:
+            pipeline = server.client.pipeline(transaction=False)
+            for queue_name in queue_names:
+                keys = QueueKeys(queue_name)
+                pipeline.get(keys.state)
+                pipeline.llen(keys.visible)
+                pipeline.zcard(keys.inflight)
+                pipeline.zcard(keys.delayed)
+                pipeline.lindex(keys.visible, 0)
+            return list(await pipeline.execute())
+
+        try:
+            replies = await self._call(server, read) if queue_names else []
+        except StorageUnavailable:
+            return {name: QueueStats(CacheState.UNAVAILABLE) for name in queue_names}
+        found: dict[str, QueueStats] = {}
+        for index, queue_name in enumerate(queue_names):
+            state, visible, in_flight, delayed, head = replies[index * 5 : index * 5 + 5]
+            if state is None:
+                cache_state = CacheState.ABSENT
+            elif state == STATE_READY:
+                cache_state = CacheState.READY
+            else:
+                cache_state = CacheState.FILLING
+            found[queue_name] = QueueStats(
+                cache_state, int(visible), int(in_flight), int(delayed), _sent_ms_of(head)
+            )
+        return found
+
+    async def ping_servers(self) -> dict[str, bool]:
+        """Whether each server answers PING, by server label (no password in it)."""
+
+        async def ping(server: _Server) -> bool:
+            try:
+                await self._call(server, server.client.ping)
+            except StorageUnavailable:
+                return False
+            return True
+
+        servers = list(self._servers.values())
+        answers = await asyncio.gather(*(ping(server) for server in servers))
+        return {self._labels[server.url]: up for server, up in zip(servers, answers, strict=True)}
 
     # --- revisibility ---------------------------------------------------------------------
 

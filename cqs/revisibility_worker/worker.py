@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from cqs.ports import MessageCache
+from cqs.ports import MessageCache, NullTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +31,11 @@ class RevisibilityWorker:
         lease_seconds: float = 2.0,
         sweeper_id: str | None = None,
         clock: Callable[[], float] = time.time,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self._cache = cache
+        self._telemetry: Telemetry = telemetry or NullTelemetry()
+        self._previous_sweep_ms: int | None = None
         # One sweeper per Redis server at a time; a survivor takes over within a lease.
         self.sweeper_id = sweeper_id or uuid.uuid4().hex
         self._lease_ms = int(max(lease_seconds, 3 * interval_seconds) * 1000)
@@ -43,9 +46,15 @@ class RevisibilityWorker:
 
     async def sweep(self) -> list[str]:
         """One pass: make every due message visible; return the queues that got some."""
+        started_ms = int(self._clock() * 1000)
         names = await self._cache.release_due(
-            int(self._clock() * 1000), self._batch_limit, self.sweeper_id, self._lease_ms
+            started_ms, self._batch_limit, self.sweeper_id, self._lease_ms
         )
+        # A message due just after the previous pass began waited for this pass to end.
+        finished_ms = int(self._clock() * 1000)
+        previous_ms, self._previous_sweep_ms = self._previous_sweep_ms, started_ms
+        lag_ms = finished_ms - (previous_ms if previous_ms is not None else started_ms)
+        self._telemetry.sweep((finished_ms - started_ms) / 1000, len(names), lag_ms)
         if names:
             self._on_available(names)
         return names

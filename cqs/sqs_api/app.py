@@ -13,6 +13,7 @@ Cassandra or any adapter: `cqs/main.py` builds the service and hands it in.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,12 +22,14 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from cqs.errors import CqsError, StorageUnavailable, UnknownAction
+from cqs.ports import Telemetry
 from cqs.service import QueueService
 from cqs.sqs_api.errors import (
     InternalError,
     RenderedError,
     render_json_error,
     render_query_error,
+    wire_error_for,
 )
 from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE, render_json_result
@@ -48,6 +51,8 @@ REQUEST_ID_HEADER = "x-amzn-RequestId"
 _READ_CHUNK_BYTES = 64 * 1024
 _REQUEST_ID = web.RequestKey("cqs_sqs_request_id", str)
 _PROTOCOL = web.RequestKey("cqs_sqs_protocol", Protocol)
+_ACTION = web.RequestKey("cqs_sqs_action", str)
+_ERROR_CODE = web.RequestKey("cqs_sqs_error_code", str)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,7 @@ SERVICE_PROVIDER_KEY: web.AppKey[Callable[[], QueueService]] = web.AppKey(
     "cqs_sqs_service_provider"
 )
 SETTINGS_KEY = web.AppKey("cqs_sqs_settings", ApiSettings)
+TELEMETRY_KEY = web.AppKey("cqs_sqs_telemetry", Telemetry)
 
 
 def create_api_app(
@@ -75,12 +81,17 @@ def create_api_app(
     base_url: str | None,
     region: str,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    telemetry: Telemetry | None = None,
 ) -> web.Application:
     """An application serving the SQS API (both protocols) over `service`.
 
     `service` is the QueueService, or a function returning it once storage is connected.
+    With `telemetry`, every SQS request is reported (action, outcome, duration).
     """
     app = web.Application(client_max_size=max_request_bytes)
+    if telemetry is not None:  # outside the error middleware: it sees the rendered outcome
+        app[TELEMETRY_KEY] = telemetry
+        app.middlewares.append(sqs_request_telemetry_middleware)
     add_sqs_routes(
         app,
         service,
@@ -132,6 +143,7 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         decoded = decode_query_request(request.query_string, body)
 
     handler = HANDLERS.get(decoded.action)
+    request[_ACTION] = decoded.action if handler is not None else "unknown"
     if handler is None:
         if protocol is Protocol.JSON:
             raise UnknownOperation(
@@ -159,6 +171,28 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         content_type=XML_CONTENT_TYPE,
         headers={REQUEST_ID_HEADER: request_id},
     )
+
+
+@web.middleware
+async def sqs_request_telemetry_middleware(
+    request: web.Request, handler: Handler
+) -> web.StreamResponse:
+    """Report each SQS request: its action, "success" or the error code, its duration."""
+    if request.match_info.handler is not sqs_endpoint:
+        return await handler(request)
+    started = time.perf_counter()
+    outcome = "InternalError"
+    try:
+        response = await handler(request)
+        outcome = request.get(_ERROR_CODE, "success")
+        return response
+    except web.HTTPException as exc:
+        outcome = f"HTTP{exc.status}"
+        raise
+    finally:
+        request.config_dict[TELEMETRY_KEY].request_finished(
+            request.get(_ACTION, "unknown"), outcome, time.perf_counter() - started
+        )
 
 
 @web.middleware
@@ -212,6 +246,7 @@ def _error_response(request: web.Request, error: CqsError) -> web.Response:
         )
     render = render_json_error if protocol is Protocol.JSON else render_query_error
     rendered: RenderedError = render(error, _request_id(request))
+    request[_ERROR_CODE] = wire_error_for(error).query_code
     return web.Response(
         status=rendered.status,
         body=rendered.body,

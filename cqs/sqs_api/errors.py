@@ -117,6 +117,22 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "InvalidParameterValue", "InvalidParameterValue", 400,
         "Too many tags: a queue may have at most 50 tags.",
     ),
+    errors.QueueDeletedRecently: _sqs(
+        _AWS + "QueueDeletedRecently", "QueueDeletedRecently", 400,
+        "You must wait 60 seconds after deleting a queue before you can create another with"
+        " the same name.",
+    ),
+    errors.PurgeQueueInProgress: _sqs(
+        _AWS + "PurgeQueueInProgress", "PurgeQueueInProgress", 403,
+        "Only one PurgeQueue operation on a queue is allowed every 60 seconds.",
+    ),
+    errors.OverLimit: _sqs(
+        "OverLimit", "OverLimit", 403, "The specified action violates a limit."
+    ),
+    errors.ResourceNotFound: _sqs(
+        "ResourceNotFoundException", "ResourceNotFoundException", 404,
+        "One or more specified resources don't exist.",
+    ),
     # messages and receipt handles
     errors.ReceiptHandleIsInvalid: _sqs(
         "ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", 404,

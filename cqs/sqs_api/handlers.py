@@ -15,12 +15,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from cqs import checksums
-from cqs.model import BatchFailure, MessageAttributeValue, ReceivedMessage, SendResult
+from cqs.model import (
+    BatchFailure,
+    MessageAttributeValue,
+    MessageMoveTask,
+    MoveTaskStatus,
+    ReceivedMessage,
+    SendResult,
+)
+from cqs.redrive import task_handle
 from cqs.service import QueueService
 from cqs.sqs_api.errors import client_message, wire_error_for
 from cqs.sqs_api.protocol import DecodedRequest, Protocol, WireResult, WireValue
 from cqs.sqs_api.requests import (
+    AddPermissionRequest,
     AnyRequest,
+    CancelMessageMoveTaskRequest,
     ChangeMessageVisibilityBatchRequest,
     ChangeMessageVisibilityRequest,
     CreateQueueRequest,
@@ -29,13 +39,17 @@ from cqs.sqs_api.requests import (
     DeleteQueueRequest,
     GetQueueAttributesRequest,
     GetQueueUrlRequest,
+    ListDeadLetterSourceQueuesRequest,
+    ListMessageMoveTasksRequest,
     ListQueuesRequest,
     ListQueueTagsRequest,
     PurgeQueueRequest,
     ReceiveMessageRequest,
+    RemovePermissionRequest,
     SendMessageBatchRequest,
     SendMessageRequest,
     SetQueueAttributesRequest,
+    StartMessageMoveTaskRequest,
     TagQueueRequest,
     UntagQueueRequest,
 )
@@ -244,6 +258,69 @@ async def change_message_visibility_batch(
     }
 
 
+# --- dead-letter queues, move tasks and permissions -----------------------------------------
+
+async def list_dead_letter_source_queues(
+    service: QueueService, call: ApiCall
+) -> WireResult | None:
+    request = call.read(ListDeadLetterSourceQueuesRequest)
+    names, next_token = await service.list_dead_letter_source_queues(
+        queue_name_from_url(request.queue_url), request.max_results, request.next_token
+    )
+    # `queueUrls` is required in the output shape: an empty list, never left out.
+    return {"queueUrls": [call.queue_url(name) for name in names], "NextToken": next_token}
+
+
+async def add_permission(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(AddPermissionRequest)
+    await service.add_permission(
+        queue_name_from_url(request.queue_url), request.label, request.account_ids,
+        request.actions,
+    )
+    return None
+
+
+async def remove_permission(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(RemovePermissionRequest)
+    await service.remove_permission(queue_name_from_url(request.queue_url), request.label)
+    return None
+
+
+async def start_message_move_task(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(StartMessageMoveTaskRequest)
+    handle = await service.start_message_move_task(
+        request.source_arn, request.destination_arn, request.max_number_of_messages_per_second
+    )
+    return {"TaskHandle": handle}
+
+
+def _move_task(task: MessageMoveTask) -> WireResult:
+    running = task.status is MoveTaskStatus.RUNNING
+    return {
+        "TaskHandle": task_handle(task) if running else None,  # only while RUNNING, as AWS
+        "Status": task.status.value,
+        "SourceArn": task.source_arn,
+        "DestinationArn": task.destination_arn,
+        "MaxNumberOfMessagesPerSecond": task.max_per_second,
+        "ApproximateNumberOfMessagesMoved": task.moved,
+        "ApproximateNumberOfMessagesToMove": task.to_move,
+        "FailureReason": task.failure_reason if task.status is MoveTaskStatus.FAILED else None,
+        "StartedTimestamp": task.started_ms,
+    }
+
+
+async def list_message_move_tasks(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(ListMessageMoveTasksRequest)
+    tasks = await service.list_message_move_tasks(request.source_arn, request.max_results)
+    return {"Results": [_move_task(task) for task in tasks] or None}
+
+
+async def cancel_message_move_task(service: QueueService, call: ApiCall) -> WireResult | None:
+    request = call.read(CancelMessageMoveTaskRequest)
+    moved = await service.cancel_message_move_task(request.task_handle)
+    return {"ApproximateNumberOfMessagesMoved": moved}
+
+
 HANDLERS: Mapping[str, Handler] = {
     "CreateQueue": create_queue,
     "GetQueueUrl": get_queue_url,
@@ -262,4 +339,10 @@ HANDLERS: Mapping[str, Handler] = {
     "DeleteMessageBatch": delete_message_batch,
     "ChangeMessageVisibility": change_message_visibility,
     "ChangeMessageVisibilityBatch": change_message_visibility_batch,
+    "ListDeadLetterSourceQueues": list_dead_letter_source_queues,
+    "AddPermission": add_permission,
+    "RemovePermission": remove_permission,
+    "StartMessageMoveTask": start_message_move_task,
+    "ListMessageMoveTasks": list_message_move_tasks,
+    "CancelMessageMoveTask": cancel_message_move_task,
 }

@@ -31,6 +31,8 @@ _MAP_ELEMENTS: Mapping[str, tuple[str, str, str]] = {
 _LIST_ELEMENTS: Mapping[str, str] = {
     "Messages": "Message",
     "QueueUrls": "QueueUrl",
+    "queueUrls": "QueueUrl",  # ListDeadLetterSourceQueues
+    "Results": "ListMessageMoveTasksResultEntry",
     "Failed": "BatchResultErrorEntry",
     "StringListValues": "StringListValue",
     "BinaryListValues": "BinaryListValue",

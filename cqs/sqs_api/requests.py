@@ -606,3 +606,118 @@ class ChangeMessageVisibilityBatchRequest:
                 for entry in entries
             ),
         )
+
+
+# --- dead-letter queues, move tasks and permissions ------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ListDeadLetterSourceQueuesRequest:
+    queue_url: str
+    max_results: int | None = None
+    next_token: str | None = None
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        return cls(
+            _q_required(params, "QueueUrl"),
+            _q_int(params, "MaxResults"),
+            params.get("NextToken"),
+        )
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(
+            _j_required_str(body, "QueueUrl"),
+            _j_int(body, "MaxResults"),
+            _j_str(body, "NextToken"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AddPermissionRequest:
+    queue_url: str
+    label: str
+    account_ids: tuple[str, ...]
+    actions: tuple[str, ...]
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        return cls(
+            _q_required(params, "QueueUrl"),
+            _q_required(params, "Label"),
+            _q_list(params, "AWSAccountId"),
+            _q_list(params, "ActionName"),
+        )
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(
+            _j_required_str(body, "QueueUrl"),
+            _j_required_str(body, "Label"),
+            _j_str_list(body, "AWSAccountIds"),
+            _j_str_list(body, "Actions"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePermissionRequest:
+    queue_url: str
+    label: str
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        return cls(_q_required(params, "QueueUrl"), _q_required(params, "Label"))
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(_j_required_str(body, "QueueUrl"), _j_required_str(body, "Label"))
+
+
+@dataclass(frozen=True, slots=True)
+class StartMessageMoveTaskRequest:
+    source_arn: str
+    destination_arn: str | None = None
+    max_number_of_messages_per_second: int | None = None
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        return cls(
+            _q_required(params, "SourceArn"),
+            params.get("DestinationArn") or None,
+            _q_int(params, "MaxNumberOfMessagesPerSecond"),
+        )
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(
+            _j_required_str(body, "SourceArn"),
+            _j_str(body, "DestinationArn") or None,
+            _j_int(body, "MaxNumberOfMessagesPerSecond"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ListMessageMoveTasksRequest:
+    source_arn: str
+    max_results: int | None = None
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        return cls(_q_required(params, "SourceArn"), _q_int(params, "MaxResults"))
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(_j_required_str(body, "SourceArn"), _j_int(body, "MaxResults"))
+
+
+@dataclass(frozen=True, slots=True)
+class CancelMessageMoveTaskRequest:
+    task_handle: str
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        return cls(_q_required(params, "TaskHandle"))
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(_j_required_str(body, "TaskHandle"))

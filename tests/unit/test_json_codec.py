@@ -31,11 +31,14 @@ from cqs.model import (
     Delivery,
     Message,
     MessageAttributeValue,
+    MessageMoveTask,
+    MoveTaskStatus,
     ReceivedMessage,
     ReceiveRequest,
     SendRequest,
     SendResult,
 )
+from cqs.redrive import task_handle
 from cqs.service import QueueService
 from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.json_codec import render_json_result
@@ -164,6 +167,48 @@ class CannedQueueService(QueueService):
         )
 
 
+    async def list_dead_letter_source_queues(  # type: ignore[no-untyped-def]
+        self, name, max_results, next_token
+    ):
+        self._record("ListDeadLetterSourceQueues", name, max_results, next_token)
+        return ["alpha"], "token-3"
+
+    async def add_permission(  # type: ignore[no-untyped-def]
+        self, name, label, account_ids, actions
+    ):
+        self._record("AddPermission", name, label, tuple(account_ids), tuple(actions))
+
+    async def remove_permission(self, name, label):  # type: ignore[no-untyped-def]
+        self._record("RemovePermission", name, label)
+
+    async def start_message_move_task(  # type: ignore[no-untyped-def]
+        self, source_arn, destination_arn, max_per_second
+    ):
+        self._record("StartMessageMoveTask", source_arn, destination_arn, max_per_second)
+        return "handle-1"
+
+    async def list_message_move_tasks(self, source_arn, max_results):  # type: ignore[no-untyped-def]
+        self._record("ListMessageMoveTasks", source_arn, max_results)
+        return [_RUNNING_TASK, _FAILED_TASK]
+
+    async def cancel_message_move_task(self, handle):  # type: ignore[no-untyped-def]
+        self._record("CancelMessageMoveTask", handle)
+        return 4
+
+
+_DLQ_ARN = "arn:aws:sqs:us-east-1:000000000000:orders-dlq"
+_RUNNING_TASK = MessageMoveTask(
+    task_id="t1", source_arn=_DLQ_ARN, destination_arn="arn:aws:sqs:us-east-1:000000000000:x",
+    max_per_second=5, status=MoveTaskStatus.RUNNING, started_ms=1_700_000_000_000, moved=2,
+    to_move=9,
+)
+_FAILED_TASK = MessageMoveTask(
+    task_id="t0", source_arn=_DLQ_ARN, destination_arn=None, max_per_second=None,
+    status=MoveTaskStatus.FAILED, started_ms=1_600_000_000_000, moved=1, to_move=3,
+    failure_reason="CouldNotDetermineMessageSource",
+)
+
+
 def request_params(action: str) -> dict[str, Any]:
     """The boto3 parameters each action is exercised with."""
     send_attributes = {
@@ -225,6 +270,18 @@ def request_params(action: str) -> dict[str, Any]:
                 {"Id": "b", "ReceiptHandle": "rh-b", "VisibilityTimeout": 20},
             ],
         },
+        "ListDeadLetterSourceQueues": {**queue, "MaxResults": 1, "NextToken": "token-2"},
+        "AddPermission": {
+            **queue, "Label": "l1", "AWSAccountIds": ["111122223333", "444455556666"],
+            "Actions": ["SendMessage", "ReceiveMessage"],
+        },
+        "RemovePermission": {**queue, "Label": "l1"},
+        "StartMessageMoveTask": {
+            "SourceArn": _DLQ_ARN, "DestinationArn": "arn:aws:sqs:us-east-1:000000000000:x",
+            "MaxNumberOfMessagesPerSecond": 5,
+        },
+        "ListMessageMoveTasks": {"SourceArn": _DLQ_ARN, "MaxResults": 10},
+        "CancelMessageMoveTask": {"TaskHandle": "handle-1"},
     }
     return params[action]
 
@@ -275,6 +332,13 @@ def expected_arguments(action: str) -> tuple[Any, ...]:
         "DeleteMessageBatch": ("orders", (("a", "rh-a"), ("b", "rh-b"))),
         "ChangeMessageVisibility": ("orders", "rh-1", 60),
         "ChangeMessageVisibilityBatch": ("orders", (("a", "rh-a", 10), ("b", "rh-b", 20))),
+        "ListDeadLetterSourceQueues": ("orders", 1, "token-2"),
+        "AddPermission": ("orders", "l1", ("111122223333", "444455556666"),
+                          ("SendMessage", "ReceiveMessage")),
+        "RemovePermission": ("orders", "l1"),
+        "StartMessageMoveTask": (_DLQ_ARN, "arn:aws:sqs:us-east-1:000000000000:x", 5),
+        "ListMessageMoveTasks": (_DLQ_ARN, 10),
+        "CancelMessageMoveTask": ("handle-1",),
     }[action]
 
 
@@ -332,6 +396,35 @@ def expected_output(action: str) -> dict[str, Any]:
                         "Message": "The receipt handle is stale."}],
         },
         "ChangeMessageVisibility": {},
+        "ListDeadLetterSourceQueues": {
+            "queueUrls": [f"{BASE_URL}/{ACCOUNT}/alpha"], "NextToken": "token-3",
+        },
+        "AddPermission": {},
+        "RemovePermission": {},
+        "StartMessageMoveTask": {"TaskHandle": "handle-1"},
+        "ListMessageMoveTasks": {
+            "Results": [
+                {
+                    "TaskHandle": task_handle(_RUNNING_TASK),
+                    "Status": "RUNNING",
+                    "SourceArn": _DLQ_ARN,
+                    "DestinationArn": "arn:aws:sqs:us-east-1:000000000000:x",
+                    "MaxNumberOfMessagesPerSecond": 5,
+                    "ApproximateNumberOfMessagesMoved": 2,
+                    "ApproximateNumberOfMessagesToMove": 9,
+                    "StartedTimestamp": 1_700_000_000_000,
+                },
+                {
+                    "Status": "FAILED",
+                    "SourceArn": _DLQ_ARN,
+                    "ApproximateNumberOfMessagesMoved": 1,
+                    "ApproximateNumberOfMessagesToMove": 3,
+                    "FailureReason": "CouldNotDetermineMessageSource",
+                    "StartedTimestamp": 1_600_000_000_000,
+                },
+            ]
+        },
+        "CancelMessageMoveTask": {"ApproximateNumberOfMessagesMoved": 4},
         "ChangeMessageVisibilityBatch": {
             "Successful": [{"Id": "a"}],
             "Failed": [{"Id": "b", "SenderFault": True,

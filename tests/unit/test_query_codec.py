@@ -51,6 +51,10 @@ _MEMBER_XML_NAMES = {
     ("MessageAttributeValue", "BinaryListValues"): "BinaryListValue",
     ("MessageSystemAttributeValue", "StringListValues"): "StringListValue",
     ("MessageSystemAttributeValue", "BinaryListValues"): "BinaryListValue",
+    ("ListDeadLetterSourceQueuesResult", "queueUrls"): "QueueUrl",
+    ("ListMessageMoveTasksResult", "Results"): "ListMessageMoveTasksResultEntry",
+    ("AddPermissionRequest", "AWSAccountIds"): "AWSAccountId",
+    ("AddPermissionRequest", "Actions"): "ActionName",
 }
 
 # list shape -> XML name of each item
@@ -70,6 +74,9 @@ _LIST_ITEM_XML_NAMES = {
     "DeleteMessageBatchResultEntryList": "DeleteMessageBatchResultEntry",
     "ChangeMessageVisibilityBatchResultEntryList": "ChangeMessageVisibilityBatchResultEntry",
     "BatchResultErrorEntryList": "BatchResultErrorEntry",
+    "AWSAccountIdList": "AWSAccountId",
+    "ActionNameList": "ActionName",
+    "ListMessageMoveTasksResultEntryList": "ListMessageMoveTasksResultEntry",
 }
 
 # map shape -> XML names of key and value

@@ -2,10 +2,27 @@
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
--- ARGV: [1] the filling state value ("filling:<owner>")
+-- ARGV: [1] the filling state value ("filling:<owner>")  [2] now ms  [3] queue name,
+--       then pairs: id, hidden_until_ms — messages the caller handed out from the store
+--       while it filled (after their page was loaded as visible)
 -- Returns: 1 if the queue is now ready, 0 if the lease was lost.
+-- Each listed message still in the visible list is moved in flight until its time, with
+-- an empty nonce (any handle matches), so it is not delivered again before its timeout.
+--!include _common.lua
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
+end
+local now = tonumber(ARGV[2])
+for index = 4, #ARGV, 2 do
+  local id = ARGV[index]
+  local until_ms = tonumber(ARGV[index + 1])
+  if until_ms > now and redis.call('LREM', KEYS[2], 1, id) > 0 then
+    local receipt = redis.call('HGET', KEYS[4], id)
+    local sent_ms = receipt and string.match(receipt, '^(%d+):') or ms(now)
+    redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')
+    redis.call('ZADD', KEYS[5], ARGV[index + 1], id)
+    note_due(ARGV[index + 1], ARGV[3])
+  end
 end
 redis.call('SET', KEYS[1], 'ready')  -- a plain SET also drops the lease's expiry
 redis.call('DEL', KEYS[7])

@@ -4,9 +4,13 @@
 --       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
 -- ARGV: [1] now ms  [2] visibility timeout ms (0 = stays visible)  [3] retention ms
 --       [4] max count  [5] queue name  [6] arrivals channel
---       [7..] one receipt nonce per delivery, in order
--- Returns: nil if the queue is not ready; otherwise a flat array, four values per delivery:
---          id, payload (JSON), receive count, first receive ms.
+--       [7] max receive count of the queue's RedrivePolicy (0 = none)
+--       [8..] one receipt nonce per delivery, in order
+-- Returns: nil if the queue is not ready; otherwise two arrays:
+--          [1] four values per delivery: id, payload (JSON), receive count, first receive ms;
+--          [2] two values per dead letter: id, payload. A dead letter is a message already
+--              received max-receive-count times: it is removed from the cache instead of
+--              being delivered, for the caller to move to the dead-letter queue.
 -- Due in-flight and delayed messages (up to 1000) become visible first. Messages older
 -- than the retention period are dropped as they are popped (up to 1000 per call). When due
 -- messages became visible here and some are left after this receive, the queue name is
@@ -20,12 +24,14 @@ local timeout = tonumber(ARGV[2])
 local retention = tonumber(ARGV[3])
 local max_count = tonumber(ARGV[4])
 local queue = ARGV[5]
+local max_receives = tonumber(ARGV[7])
 local moved = move_due(ARGV[1], 1000)
 if moved > 0 then
   rescore_due(queue)
 end
 
 local deliveries = {}
+local dead_letters = {}
 local still_visible = {}
 local delivered = 0
 local skip_budget = 1000
@@ -45,13 +51,19 @@ while delivered < max_count and skip_budget > 0 do
     redis.call('HDEL', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
     skip_budget = skip_budget - 1
+  elseif max_receives > 0 and tonumber(receives) >= max_receives then
+    redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+    dead_letters[#dead_letters + 1] = id
+    dead_letters[#dead_letters + 1] = payload
+    skip_budget = skip_budget - 1
   else
     delivered = delivered + 1
     receives = tonumber(receives) + 1
     if first == '0' then
       first = ARGV[1]
     end
-    redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. ARGV[6 + delivered])
+    redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. ARGV[7 + delivered])
     if timeout > 0 then
       redis.call('ZADD', KEYS[5], ms(now + timeout), id)
     else
@@ -78,4 +90,4 @@ end
 if moved > 0 and redis.call('LLEN', KEYS[2]) > 0 then
   announce(ARGV[6], queue)
 end
-return deliveries
+return {deliveries, dead_letters}
