@@ -120,7 +120,7 @@ def sqs_client(endpoint: str) -> Any:
         region_name="us-east-1",
         aws_access_key_id="x",
         aws_secret_access_key="x",
-        config=Config(retries={"max_attempts": 1}, connect_timeout=5, read_timeout=30),
+        config=Config(retries={"total_max_attempts": 1}, connect_timeout=5, read_timeout=30),
     )
 
 

@@ -144,7 +144,7 @@ def sqs_client(endpoint: str) -> Any:
         "sqs", endpoint_url=endpoint, region_name="us-east-1",
         aws_access_key_id="x", aws_secret_access_key="x",
         config=Config(
-            retries={"max_attempts": 1}, connect_timeout=3, read_timeout=30,
+            retries={"total_max_attempts": 1}, connect_timeout=3, read_timeout=30,
             max_pool_connections=2,
         ),
     )  # fmt: skip

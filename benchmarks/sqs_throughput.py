@@ -56,7 +56,7 @@ def client(endpoint: str) -> object:
         region_name="us-east-1",
         aws_access_key_id="x",
         aws_secret_access_key="x",
-        config=Config(retries={"max_attempts": 1}, max_pool_connections=4),
+        config=Config(retries={"total_max_attempts": 1}, max_pool_connections=4),
     )
 
 

@@ -25,7 +25,7 @@ def sqs_client(endpoint: str) -> Any:
     return boto3.client(
         "sqs", endpoint_url=endpoint, region_name="us-east-1",
         aws_access_key_id="x", aws_secret_access_key="x",
-        config=Config(retries={"max_attempts": 1}),
+        config=Config(retries={"total_max_attempts": 1}),
     )
 
 

@@ -374,7 +374,7 @@ async def test_boto3_sees_the_classic_code_and_the_modelled_exception_for_a_miss
             sqs = boto3.client(
                 "sqs", endpoint_url=endpoint, region_name="us-east-1",
                 aws_access_key_id="k", aws_secret_access_key="s",
-                config=Config(retries={"max_attempts": 1}),
+                config=Config(retries={"total_max_attempts": 1}),
             )
             found = sqs.get_queue_url(QueueName="orders")["QueueUrl"]
             try:
