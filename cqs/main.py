@@ -123,7 +123,8 @@ def build_app(settings: Settings) -> web.Application:
             telemetry=hub.telemetry,
         )
         sweeping = asyncio.create_task(worker.run(), name="revisibility-worker")
-        chores = asyncio.create_task(Housekeeper(service).run(), name="housekeeping")
+        housekeeper = Housekeeper(service, trim_seconds=settings.expiry_trim_seconds)
+        chores = asyncio.create_task(housekeeper.run(), name="housekeeping")
         log.info("cqs %s ready on %s:%d", __version__, settings.host, settings.port)
         try:
             yield

@@ -48,6 +48,8 @@ class Settings:
     # another process (messages sent through this process wake it at once).
     long_poll_recheck_seconds: float = 0.2
     cache_fill_lease_seconds: float = 30.0
+    # How often each process drops cached messages past their queue's retention period.
+    expiry_trim_seconds: float = 30.0
     cache_fill_page_size: int = 500
     # After DeleteQueue, CreateQueue of the same name fails with QueueDeletedRecently for
     # this long. AWS uses 60; 0 (off) suits local development, where names are reused at once.
