@@ -185,10 +185,6 @@ INTENTIONAL_DIFFERENCES: dict[tuple[str, str], tuple[Any, Any]] = {
     ("queue_lifecycle", "bad_attribute"): (
         "error:InvalidAttributeValue", {"QueueUrl": "<url:bad>"}
     ),
-    # AWS allows one PurgeQueue per 60 s; moto purges again at once.
-    ("purge_and_tags", "second_purge"): (
-        "error:AWS.SimpleQueueService.PurgeQueueInProgress", {}
-    ),
 }
 
 

@@ -239,9 +239,11 @@ def test_a_running_task_is_resumed_by_another_process_after_a_restart(
 
     assert tasks_of(other, arn_of(dead_letters))[0]["Status"] == "RUNNING"
     assert wait_for(lambda: latest_status(other, arn_of(dead_letters)) == "COMPLETED", 40)
-    # at least once: a batch the killed process sent but had not deleted moves again
-    assert tasks_of(other, arn_of(dead_letters))[0]["ApproximateNumberOfMessagesMoved"] >= 6
+    # Every dead letter reaches the destination (at least once: a batch the killed process
+    # sent but had not deleted moves again). The counter is approximate, as its name says:
+    # a batch moved just before the kill may not have been counted.
     assert set(bodies_in(other, destination, 6)) == {f"r{n}" for n in range(6)}
+    assert tasks_of(other, arn_of(dead_letters))[0]["ApproximateNumberOfMessagesMoved"] >= 1
     second.stop()
 
 
