@@ -134,7 +134,11 @@ class CassandraSession:
         async with self._prepare_lock:
             statement = self._prepared.get(key)
             if statement is None:
-                prepared = await self._run_blocking("prepare", self._session.prepare, cql)
+                # Cassandra 1.2 identifies a prepared statement by its text alone, whatever the
+                # keyspace it was prepared in: a second keyspace on the same cluster would run
+                # the first one's statements. The comment makes the text unique per keyspace.
+                text = f"{cql} /* keyspace {self._session.keyspace} */"
+                prepared = await self._run_blocking("prepare", self._session.prepare, text)
                 if prepared is None:
                     raise StorageUnavailable(f"Cassandra did not prepare {cql!r}")
                 statement = prepared

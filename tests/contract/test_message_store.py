@@ -334,3 +334,28 @@ async def test_connecting_to_a_port_where_nothing_listens_fails_with_storage_una
             [f"127.0.0.1:{free_port()}"], unique_keyspace(), request_timeout=2.0
         )
         await session.close()
+
+
+async def test_stores_of_two_keyspaces_on_one_cluster_never_see_each_others_messages(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    """Cassandra 1.2 keys prepared statements by their text alone; each keyspace's
+    statements must still run against that keyspace."""
+    first = await CassandraMessageStore.open(cassandra_settings.contact_points, unique_keyspace())
+    second = await CassandraMessageStore.open(cassandra_settings.contact_points, unique_keyspace())
+    try:
+        queue = new_queue()
+        one, two, three = new_message(), new_message(), new_message()
+        # Interleaved, so that each statement is prepared by both stores in turn.
+        await first.put(queue, [one])
+        await second.put(queue, [two])
+        await first.put(queue, [three])
+        assert await second.get(queue, two.message_id) == two
+        assert await first.get(queue, three.message_id) == three
+        assert await second.get(queue, three.message_id) is None
+        assert await first.get(queue, two.message_id) is None
+        assert set().union(*map(ids, await scanned(first, queue, 10))) == ids([one, three])
+        assert set().union(*map(ids, await scanned(second, queue, 10))) == ids([two])
+    finally:
+        await first.close()
+        await second.close()

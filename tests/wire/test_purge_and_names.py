@@ -46,11 +46,6 @@ def test_a_second_purge_within_sixty_seconds_is_purge_queue_in_progress(
     assert over_query.error_code == "AWS.SimpleQueueService.PurgeQueueInProgress"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: after test_move_tasks' restart test, a queue re-created at once on the "
-    "shared server is sometimes still its previous incarnation (same queue id); under study",
-)
 def test_a_recreated_queue_may_be_purged_at_once(sqs: Any, queue_name: str) -> None:
     url = sqs.create_queue(QueueName=queue_name)["QueueUrl"]
     sqs.purge_queue(QueueUrl=url)
