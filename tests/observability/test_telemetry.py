@@ -210,8 +210,9 @@ async def test_a_sweep_that_releases_messages_reports_its_duration_and_lag(
 
     telemetry, value, _ = recorder()
     name = await cached_queue(lone_cache, "swept")
-    now_ms = message(0).sent_timestamp_ms
-    await lone_cache.add(name, [message(0)], now_ms)
+    sent = message(0)
+    now_ms = sent.sent_timestamp_ms
+    await lone_cache.add(name, [sent], now_ms)
     deliveries = await lone_cache.receive(name, 1, 1, now_ms, 10**9, ["n"])
     assert deliveries
     worker = RevisibilityWorker(
