@@ -1,0 +1,1 @@
+"""Admin web console: an aiohttp sub-app under /admin over QueueService."""
