@@ -11,6 +11,7 @@ attribute values are base64. Field names:
   i message_id   b body   m md5_of_body   s sent_timestamp_ms   v visible_at_ms
   u sender_id    a message_attributes      am md5_of_message_attributes
   y system_attributes     ym md5_of_system_attributes
+  g group_id  d deduplication_id  q sequence_number   (FIFO queues only)
 
 An attribute value is {"t": data_type, "s": string_value, "b": base64 of binary_value}
 with absent values left out.
@@ -67,6 +68,12 @@ def message_fields(message: Message) -> dict[str, Any]:
         document["y"] = _encode_attributes(message.system_attributes)
     if message.md5_of_system_attributes is not None:
         document["ym"] = message.md5_of_system_attributes
+    if message.group_id is not None:
+        document["g"] = message.group_id
+    if message.deduplication_id is not None:
+        document["d"] = message.deduplication_id
+    if message.sequence_number is not None:
+        document["q"] = message.sequence_number
     return document
 
 
@@ -82,6 +89,9 @@ def message_from_fields(message_id: str, document: Mapping[str, Any]) -> Message
         md5_of_message_attributes=document.get("am"),
         system_attributes=_decode_attributes(document.get("y", {})),
         md5_of_system_attributes=document.get("ym"),
+        group_id=document.get("g"),
+        deduplication_id=document.get("d"),
+        sequence_number=None if document.get("q") is None else int(document["q"]),
     )
 
 

@@ -66,6 +66,19 @@ class Queue:
     def receive_wait_seconds(self) -> int:
         return self._int("ReceiveMessageWaitTimeSeconds")
 
+    @property
+    def fifo(self) -> bool:
+        return self.attributes.get("FifoQueue") == "true"
+
+    @property
+    def content_based_deduplication(self) -> bool:
+        return self.attributes.get("ContentBasedDeduplication") == "true"
+
+    @property
+    def deduplication_per_group(self) -> bool:
+        """DeduplicationScope=messageGroup: the same id in two groups is two messages."""
+        return self.attributes.get("DeduplicationScope") == "messageGroup"
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -85,6 +98,43 @@ class Message:
     md5_of_message_attributes: str | None = None
     system_attributes: Mapping[str, MessageAttributeValue] = field(default_factory=dict)
     md5_of_system_attributes: str | None = None
+    # FIFO queues only: MessageGroupId, MessageDeduplicationId (given or content-based) and
+    # the queue's SequenceNumber, which grows with every message sent to the queue.
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    sequence_number: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deduplication:
+    """A FIFO send remembered for the deduplication interval: a send with the same `key`
+    (the deduplication id, prefixed by the group under DeduplicationScope=messageGroup)
+    returns this message instead of adding one."""
+
+    key: str
+    message_id: str
+    sequence_number: int
+    expires_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The cache's answer for one FIFO send: "new" (the deduplication key is now held for
+    this message, numbered `sequence_number`), "duplicate" (an earlier send owns the key:
+    its id and number) or "pending" (an earlier send owns it and is still being stored)."""
+
+    outcome: str
+    message_id: str
+    sequence_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class FifoAdmission:
+    """`cache_ready`: the cache knows every live deduplication key of the queue (when not,
+    the durable store's records must be asked too)."""
+
+    cache_ready: bool
+    outcomes: list[Admission]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,10 @@ from typing import Protocol
 
 from cqs.model import (
     CacheState,
+    Deduplication,
     DeleteOutcome,
     Delivery,
+    FifoAdmission,
     Message,
     MessageCounts,
     MessageMoveTask,
@@ -110,6 +112,16 @@ class MessageStore(Protocol):
 
     async def close(self) -> None: ...
 
+    async def record_deduplications(
+        self, queue: Queue, records: Sequence[Deduplication]
+    ) -> None:
+        """Keep FIFO deduplication records until they lapse (`expires_ms`)."""
+
+    async def deduplications(
+        self, queue: Queue, keys: Sequence[str] | None = None
+    ) -> list[Deduplication]:
+        """The queue's live deduplication records (only those with `keys`, if given)."""
+
 
 class MessageCache(Protocol):
     """The hot copy of each queue: visible list, in-flight set, delayed set, in Redis.
@@ -155,13 +167,54 @@ class MessageCache(Protocol):
         was loaded) that are visible in the cache go in flight until their time first.
         """
 
-    async def add(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> bool:
+    async def add(
+        self,
+        queue_name: str,
+        messages: Sequence[Message],
+        now_ms: int,
+        queue_id: str = "",
+        deduplication_keys: Mapping[str, str] | None = None,
+    ) -> bool:
         """Add newly sent messages when the cache is READY or FILLING.
 
         Returns False (adding nothing) when the state is ABSENT: the fill will load them.
         When a long poll of any process listens on the queue (`listen`), the queue's name is
-        published so that `arrivals` of every process yields it.
+        published so that `arrivals` of every process yields it. FIFO: the admissions
+        (`admit`) named by `deduplication_keys` (message id -> key) become stored entries,
+        whatever the state, kept for the deduplication interval.
         """
+
+    async def admit(
+        self, queue_name: str, queue_id: str, candidates: Sequence[tuple[str, str]], now_ms: int
+    ) -> FifoAdmission:
+        """FIFO, before storing a send: for each (deduplication key, would-be message id),
+        hold the key and number the message, or name the earlier send owning the key."""
+
+    async def abandon(
+        self, queue_name: str, queue_id: str, admitted: Sequence[tuple[str, str]]
+    ) -> None:
+        """Release the admissions (deduplication key, message id) of a send not stored."""
+
+    async def load_deduplications(
+        self, queue_name: str, queue_id: str, records: Sequence[Deduplication], now_ms: int
+    ) -> int:
+        """Merge deduplication records of the durable store (keys already held are kept)."""
+
+    async def receive_fifo(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+        max_receive_count: int,
+        attempt_id: str | None,
+    ) -> tuple[list[Delivery], list[Message]] | None:
+        """`receive_redriving` for a FIFO queue: sequence order within a message group, no
+        message of a group with messages in flight, groups one after another. A repeated
+        `attempt_id` (ReceiveRequestAttemptId) whose messages are still in flight under it
+        gets the same deliveries again (same nonces) instead."""
 
     async def listen(self, queue_name: str, ttl_ms: int) -> None:
         """Announce that a long poll waits on the queue for up to `ttl_ms` (refreshable)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import logging
 import random
 import time
@@ -35,15 +36,16 @@ from cqs.errors import (
     ReceiptHandleIsInvalid,
     ResourceNotFound,
     StorageUnavailable,
-    UnsupportedOperation,
 )
 from cqs.model import (
     DEFAULT_QUEUE_ATTRIBUTES,
     BatchFailure,
     BatchResult,
     CacheState,
+    Deduplication,
     DeleteOutcome,
     Delivery,
+    FifoAdmission,
     Message,
     MessageAttributeValue,
     MessageCounts,
@@ -71,6 +73,10 @@ MAX_MOVE_TASK_RATE = 500  # MaxNumberOfMessagesPerSecond, per the AWS API refere
 # process that died is soon visible again to the process that takes the task over.
 MOVE_TASK_VISIBILITY_TIMEOUT = 5
 LIST_QUEUES_LIMIT = 1000
+# FIFO: AWS keeps a MessageDeduplicationId for five minutes.
+DEDUPLICATION_INTERVAL_MS = 300_000
+# How long a FIFO send waits for an earlier send with the same deduplication id to be stored.
+FIFO_ADMISSION_WAIT_SECONDS = 5.0
 # A queue's cached metadata is served (and refreshed in the background) up to this age.
 METADATA_STALE_SECONDS = 30.0
 COUNT_ATTRIBUTES = (
@@ -85,6 +91,12 @@ SYSTEM_ATTRIBUTE_NAMES = (
     "ApproximateFirstReceiveTimestamp",
     "AWSTraceHeader",
 )
+
+
+def format_sequence_number(sequence: int) -> str:
+    """SequenceNumber as SQS shows it: a 20-digit decimal string (zero-padded, so that
+    comparing the strings compares the numbers)."""
+    return f"{sequence:020d}"
 
 
 def new_message_id() -> str:
@@ -233,18 +245,21 @@ class QueueService:
     ) -> None:
         fifo = attributes.get("FifoQueue", "false").lower() == "true"
         validation.validate_queue_name(name, fifo)
-        if fifo:
-            raise UnsupportedOperation("FIFO queues are not supported yet.")
         given = validation.normalize_queue_attributes(attributes, creating=True)
-        given.pop("FifoQueue", None)
+        if not fifo:
+            given.pop("FifoQueue", None)
+        defaults = {**DEFAULT_QUEUE_ATTRIBUTES}
+        if fifo:
+            defaults.update(validation.FIFO_QUEUE_DEFAULTS)
+        validation.validate_queue_type_attributes({**defaults, **given}, fifo)
         validation.validate_tags(tags, queue_name=name)
-        await self._check_redrive_policy(name, given)
+        await self._check_redrive_policy(name, given, fifo)
         await self._check_not_deleted_recently(name)
         now_s = int(self._clock())
         candidate = Queue(
             name=name,
             queue_id=uuid.uuid4().hex,
-            attributes={**DEFAULT_QUEUE_ATTRIBUTES, **given},
+            attributes={**defaults, **given},
             tags=dict(tags),
             created_timestamp=now_s,
             last_modified_timestamp=now_s,
@@ -334,7 +349,8 @@ class QueueService:
     async def set_queue_attributes(self, name: str, attributes: Mapping[str, str]) -> None:
         queue = await self._queue(name)
         given = validation.normalize_queue_attributes(attributes, creating=False)
-        await self._check_redrive_policy(name, given)
+        validation.validate_queue_type_attributes({**queue.attributes, **given}, queue.fifo)
+        await self._check_redrive_policy(name, given, queue.fifo)
         merged = {**queue.attributes, **given}
         for cleared in [k for k in redrive.CLEARABLE_ATTRIBUTES if merged.get(k) == ""]:
             del merged[cleared]  # an empty policy removes it, as in SQS
@@ -388,7 +404,17 @@ class QueueService:
         validation.validate_message_system_attributes(request.system_attributes)
         size = validation.message_size(request.body, request.message_attributes)
         validation.validate_message_size(size, queue.maximum_message_size)
-        if request.delay_seconds is None:
+        group_id = deduplication_id = None
+        if queue.fifo:
+            validation.validate_fifo_send(
+                request.message_group_id, request.message_deduplication_id,
+                request.delay_seconds, queue.content_based_deduplication,
+            )
+            group_id = request.message_group_id
+            deduplication_id = request.message_deduplication_id or hashlib.sha256(
+                request.body.encode("utf-8")
+            ).hexdigest()
+        if request.delay_seconds is None or queue.fifo:
             delay = queue.delay_seconds
         else:
             validation.validate_delay_seconds(request.delay_seconds)
@@ -408,10 +434,18 @@ class QueueService:
             md5_of_system_attributes=checksums.md5_of_system_attributes(
                 request.system_attributes
             ),
+            group_id=group_id,
+            deduplication_id=deduplication_id,
         )
 
     async def _deliver(self, queue: Queue, messages: Sequence[Message]) -> None:
-        """Store durably (the acknowledgement point), then add to the cache if it is up."""
+        """Store durably (the acknowledgement point), then add to the cache if it is up.
+
+        FIFO queues number the messages first (no deduplication: messages moved by a
+        redrive or a move task)."""
+        if queue.fifo:
+            await self._send_fifo(queue, messages, deduplicate=False)
+            return
         await self._store.put(queue, messages)
         self._telemetry.messages_sent(queue.name, len(messages))
         try:
@@ -435,6 +469,8 @@ class QueueService:
     async def send_message(self, name: str, request: SendRequest) -> SendResult:
         queue = await self._queue(name)
         message = self._build_message(queue, request, self._now_ms())
+        if queue.fifo:
+            return (await self._send_fifo(queue, [message]))[0]
         await self._deliver(queue, [message])
         return self._sent(message)
 
@@ -453,9 +489,123 @@ class QueueService:
                 built.append((entry_id, self._build_message(queue, request, now_ms)))
             except CqsError as error:
                 failed.append(BatchFailure(entry_id, error))
+        if built and queue.fifo:
+            results = await self._send_fifo(queue, [m for _, m in built])
+            return BatchResult([(i, r) for (i, _), r in zip(built, results, strict=True)], failed)
         if built:
             await self._deliver(queue, [m for _, m in built])
         return BatchResult([(i, self._sent(m)) for i, m in built], failed)
+
+    # --- FIFO sending ------------------------------------------------------------------------
+    @staticmethod
+    def _deduplication_key(queue: Queue, message: Message) -> str:
+        """Under DeduplicationScope=messageGroup the same id in two groups is two messages
+        (a newline cannot occur in either id, so it separates them)."""
+        if queue.deduplication_per_group:
+            return f"{message.group_id}\n{message.deduplication_id}"
+        return message.deduplication_id or ""
+
+    async def _send_fifo(
+        self, queue: Queue, messages: Sequence[Message], *, deduplicate: bool = True
+    ) -> list[SendResult]:
+        """Number, deduplicate, store and cache FIFO messages; one result per message, in
+        order (a duplicate answers with the MessageId and SequenceNumber of the original).
+
+        The cache numbers the messages and holds their deduplication keys before anything
+        is stored (`admit`), so that order and deduplication are decided in one place; the
+        store then keeps the messages and the deduplication records (which a refilled cache
+        loads back), and only then does the cache mark the keys as taken. A send that fails
+        before that gives its keys up. FIFO sends need the queue's Redis: while it is
+        unreachable they fail with ServiceUnavailable (which SDKs retry) rather than risk
+        order or a duplicate.
+        """
+        if not messages:
+            return []
+        keys = [self._deduplication_key(queue, m) if deduplicate else "" for m in messages]
+        candidates = list(zip(keys, (m.message_id for m in messages), strict=True))
+        outcomes = await self._admit(queue, candidates)
+        by_key_in_store: dict[str, Deduplication] = {}
+        if not outcomes.cache_ready and deduplicate:
+            # A cache that is being (re)filled may not know every key yet: ask the store.
+            fresh = [k for k, o in zip(keys, outcomes.outcomes, strict=True) if o.outcome == "new"]
+            records = await self._store.deduplications(queue, fresh)
+            by_key_in_store = {r.key: r for r in records}
+            if by_key_in_store:
+                await self._abandon(queue, [
+                    (k, m.message_id) for k, m in zip(keys, messages, strict=True)
+                    if k in by_key_in_store
+                ])
+                await self._cache.load_deduplications(
+                    queue.name, queue.queue_id, records, self._now_ms()
+                )
+        numbered: list[Message] = []
+        results: list[SendResult] = []
+        now_ms = self._now_ms()
+        for key, message, admission in zip(keys, messages, outcomes.outcomes, strict=True):
+            original, sequence = admission.message_id, admission.sequence_number
+            if key in by_key_in_store:
+                original = by_key_in_store[key].message_id
+                sequence = by_key_in_store[key].sequence_number
+            elif admission.outcome == "new":
+                numbered.append(replace(message, sequence_number=sequence))
+            results.append(replace(self._sent(message), message_id=original,
+                                   sequence_number=format_sequence_number(sequence)))
+        if not numbered:
+            return results
+        sequences = {m.message_id: m.sequence_number or 0 for m in numbered}
+        records = [
+            Deduplication(key, m.message_id, sequences[m.message_id],
+                          now_ms + DEDUPLICATION_INTERVAL_MS)
+            for key, m in zip(keys, messages, strict=True)
+            if key and m.message_id in sequences
+        ]
+        try:
+            await asyncio.gather(
+                self._store.put(queue, numbered),
+                self._store.record_deduplications(queue, records),
+            )
+        except BaseException:
+            with contextlib.suppress(StorageUnavailable):
+                await self._abandon(queue, [(r.key, r.message_id) for r in records])
+            raise
+        self._telemetry.messages_sent(queue.name, len(numbered))
+        try:
+            added = await self._cache.add(
+                queue.name, numbered, now_ms, queue.queue_id,
+                {r.message_id: r.key for r in records},
+            )
+        except StorageUnavailable:
+            self._stale_caches.add(queue.name)
+            added = False
+        if not added:
+            self._start_fill_soon(queue)
+        self.notify_messages_available([queue.name])
+        return results
+
+    async def _admit(self, queue: Queue, candidates: list[tuple[str, str]]) -> FifoAdmission:
+        """`MessageCache.admit`, waiting a little while another send holding one of the
+        keys is still being stored (its outcome decides whether these are duplicates)."""
+        deadline = self._clock() + FIFO_ADMISSION_WAIT_SECONDS
+        while True:
+            admission = await self._cache.admit(
+                queue.name, queue.queue_id, candidates, self._now_ms()
+            )
+            if all(o.outcome != "pending" for o in admission.outcomes):
+                return admission
+            if self._clock() >= deadline:
+                await self._abandon(queue, [
+                    c for c, o in zip(candidates, admission.outcomes, strict=True)
+                    if o.outcome == "new"
+                ])
+                raise StorageUnavailable(
+                    "A message with the same deduplication id is still being stored; retry."
+                )
+            await asyncio.sleep(0.05)
+
+    async def _abandon(self, queue: Queue, admitted: Sequence[tuple[str, str]]) -> None:
+        admitted = [(k, i) for k, i in admitted if k]
+        if admitted:
+            await self._cache.abandon(queue.name, queue.queue_id, admitted)
 
     # --- receiving -------------------------------------------------------------------------
     async def receive_message(self, name: str, request: ReceiveRequest) -> list[ReceivedMessage]:
@@ -471,10 +621,15 @@ class QueueService:
             wait = request.wait_time_seconds
         else:
             wait = queue.receive_wait_seconds
+        attempt_id = request.receive_request_attempt_id if queue.fifo else None
+        if attempt_id is not None:
+            validation.validate_fifo_identifier(attempt_id, "ReceiveRequestAttemptId")
         deadline = self._clock() + wait
         listening = False
         while True:
-            deliveries = await self._receive_once(queue, request.max_number_of_messages, timeout)
+            deliveries = await self._receive_once(
+                queue, request.max_number_of_messages, timeout, attempt_id
+            )
             remaining = deadline - self._clock()
             if deliveries or remaining <= 0:
                 break
@@ -499,7 +654,11 @@ class QueueService:
             return False
         return True
 
-    async def _receive_once(self, queue: Queue, count: int, timeout: int) -> list[Delivery]:
+    async def _receive_once(
+        self, queue: Queue, count: int, timeout: int, attempt_id: str | None = None
+    ) -> list[Delivery]:
+        if queue.fifo:
+            return await self._receive_fifo_once(queue, count, timeout, attempt_id)
         now_ms = self._now_ms()
         nonces = [new_nonce() for _ in range(count)]
         try:
@@ -520,6 +679,38 @@ class QueueService:
             deliveries = await self._receive_from_store(queue, count, now_ms)
         self._telemetry.messages_received(queue.name, len(deliveries), from_cache)
         self._telemetry.serving_from_store(queue.name, not from_cache)
+        if timeout > 0:
+            for delivery in deliveries:
+                self._deliveries.record(
+                    queue.queue_id, delivery.message.message_id, now_ms + timeout * 1000
+                )
+        return deliveries
+
+    async def _receive_fifo_once(
+        self, queue: Queue, count: int, timeout: int, attempt_id: str | None
+    ) -> list[Delivery]:
+        """One receive from a FIFO queue. Order and group locks live in the cache, so while
+        it is not ready (or its Redis is away) nothing is handed out: the store cannot say
+        which groups are locked. The cache is refilled meanwhile, as for standard queues."""
+        now_ms = self._now_ms()
+        nonces = [new_nonce() for _ in range(count)]
+        try:
+            await self._refresh_if_stale(queue)
+            dead_letter_queue, max_receives = await self._dead_letter_target(queue)
+            outcome = await self._cache.receive_fifo(
+                queue.name, count, timeout * 1000, now_ms, queue.retention_seconds * 1000,
+                nonces, max_receives, attempt_id,
+            )
+            if outcome is not None and outcome[1] and dead_letter_queue is not None:
+                await self._move_to_dead_letter_queue(queue, dead_letter_queue, outcome[1])
+        except StorageUnavailable:
+            outcome = None
+        if outcome is None:
+            self._start_fill_soon(queue)
+            return []
+        deliveries = outcome[0]
+        self._telemetry.messages_received(queue.name, len(deliveries), True)
+        self._telemetry.serving_from_store(queue.name, False)
         if timeout > 0:
             for delivery in deliveries:
                 self._deliveries.record(
@@ -554,6 +745,12 @@ class QueueService:
         trace = message.system_attributes.get("AWSTraceHeader")
         if trace is not None and trace.string_value is not None:
             system["AWSTraceHeader"] = trace.string_value
+        if message.group_id is not None:
+            system["MessageGroupId"] = message.group_id
+        if message.deduplication_id is not None:
+            system["MessageDeduplicationId"] = message.deduplication_id
+        if message.sequence_number is not None:
+            system["SequenceNumber"] = format_sequence_number(message.sequence_number)
         attributes = {k: v for k, v in system.items() if everything or k in wanted}
         selected = {
             k: v
@@ -602,6 +799,11 @@ class QueueService:
                 return
             started = last_report = self._clock()
             log.info("filling the cache of queue %s from the store", name)
+            if queue.fifo:  # deduplication outlives a Redis loss: the store keeps the keys
+                await self._cache.load_deduplications(
+                    name, queue.queue_id, await self._store.deduplications(queue),
+                    self._now_ms(),
+                )
             loaded = 0
             self.fills_in_progress[name] = 0
             self._telemetry.fill_started(name)
@@ -777,9 +979,11 @@ class QueueService:
             raise QueueDoesNotExist("The specified queue does not exist.")
         return await self._queue(name)
 
-    async def _check_redrive_policy(self, name: str, given: Mapping[str, str]) -> None:
-        """A RedrivePolicy must name an existing queue whose RedriveAllowPolicy lets this
-        queue use it as its dead-letter queue (standard to standard)."""
+    async def _check_redrive_policy(
+        self, name: str, given: Mapping[str, str], fifo: bool
+    ) -> None:
+        """A RedrivePolicy must name an existing queue of the same type (FIFO to FIFO,
+        standard to standard) whose RedriveAllowPolicy lets this queue use it."""
         value = given.get("RedrivePolicy")
         policy = redrive.parse_redrive_policy(value)
         if policy is None:
@@ -790,7 +994,13 @@ class QueueService:
         except QueueDoesNotExist:
             reason = "Dead letter target does not exist."
         else:
-            if not redrive.redrive_allowed(
+            if target.fifo != fifo:
+                reason = (
+                    "Dead-letter target must be a FIFO queue for a FIFO source queue."
+                    if fifo
+                    else "Dead-letter target must be a standard queue for a standard source queue."
+                )
+            elif not redrive.redrive_allowed(
                 target.attributes.get("RedriveAllowPolicy"), self.queue_arn(name)
             ):
                 reason = (
@@ -821,7 +1031,8 @@ class QueueService:
         Kept: the MessageId, body, attributes and SentTimestamp. As AWS documents for
         standard queues, expiry stays based on the original enqueue time, so a message
         expires from the dead-letter queue once it is older than that queue's retention
-        period. The source queue's ARN is kept in a hidden system attribute for move tasks.
+        period; a FIFO dead-letter queue resets the enqueue time, as AWS does, and numbers
+        the message anew (group and deduplication id kept). The source queue's ARN is kept in a hidden system attribute for move tasks.
         Order: the dead-letter queue's store, then its cache, then the delete from the
         source's store, so a failure in between duplicates a message rather than losing it.
         """
@@ -841,8 +1052,14 @@ class QueueService:
             for message in messages
         ]
         retention_ms = target.retention_seconds * 1000
+        if target.fifo:
+            # AWS resets the enqueue time of a message moved to a FIFO dead-letter queue.
+            moved = [replace(m, sent_timestamp_ms=now_ms) for m in moved]
         live = [m for m in moved if m.sent_timestamp_ms + retention_ms > now_ms]
         try:
+            if target.fifo:
+                await self._send_fifo(target, live, deduplicate=False)
+                live = []
             await asyncio.gather(*(
                 self._store.put(_with_retention(target, m, now_ms), [m]) for m in live
             ))

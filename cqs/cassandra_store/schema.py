@@ -1,7 +1,8 @@
 """Every Cassandra table name and every CQL DDL statement of cqs, in one place.
 
 Owns the keyspace layout: the queue catalog, the settings table, the message table and its
-bucket index, the purge and deletion records and the message move tasks. Written for CQL 3.0.0 (Cassandra 1.2 and later): no `IF NOT EXISTS`, so the
+bucket index, the purge and deletion records, the message move tasks and the FIFO
+deduplication records. Written for CQL 3.0.0 (Cassandra 1.2 and later): no `IF NOT EXISTS`, so the
 session checks the system schema tables before creating anything. Imports nothing from cqs
 and no driver.
 
@@ -29,6 +30,10 @@ MESSAGE_BUCKETS_TABLE = "message_buckets"
 QUEUE_PURGES_TABLE = "queue_purges"
 DELETED_QUEUES_TABLE = "deleted_queues"
 MOVE_TASKS_TABLE = "message_move_tasks"
+FIFO_DEDUPLICATIONS_TABLE = "fifo_deduplications"
+# FIFO deduplication records live for AWS's five-minute interval (plus a second of slack);
+# each row also holds its exact lapse time, which reads check.
+DEDUPLICATION_TTL_SECONDS = 301
 # Purge and deletion records only matter for a minute or so (PurgeQueueInProgress,
 # QueueDeletedRecently); they expire after a day so the tables stay small.
 EVENT_RECORD_TTL_SECONDS = 86_400
@@ -134,5 +139,16 @@ def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str,
             " owner text,"
             " heartbeat_ms bigint,"
             " PRIMARY KEY (source_arn, task_id))"
+        ),
+        # FIFO sends of the last five minutes by deduplication key, one partition per queue
+        # incarnation, so that deduplication survives the loss of the queue's Redis.
+        FIFO_DEDUPLICATIONS_TABLE: (
+            f"CREATE TABLE {prefix}{FIFO_DEDUPLICATIONS_TABLE} ("
+            " queue_id text,"
+            " dedup_key text,"
+            " message_id text,"
+            " sequence bigint,"
+            " expires_ms bigint,"
+            " PRIMARY KEY (queue_id, dedup_key))"
         ),
     }

@@ -16,7 +16,7 @@ from typing import Any
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import DEFAULT_REPLICATION, CassandraSession, Row, connect
-from cqs.model import Message, Queue
+from cqs.model import Deduplication, Message, Queue
 
 BUCKET_SECONDS_SETTING = "messages.bucket_seconds"
 # A bucket is closed (no more writes expected) this long after its end: covers clock skew
@@ -263,6 +263,52 @@ class CassandraMessageStore:
              for bucket in await self._buckets(queue.queue_id)]
         )
 
+    async def record_deduplications(
+        self, queue: Queue, records: Sequence[Deduplication]
+    ) -> None:
+        insert = (
+            f"INSERT INTO {schema.FIFO_DEDUPLICATIONS_TABLE}"
+            " (queue_id, dedup_key, message_id, sequence, expires_ms) VALUES (?, ?, ?, ?, ?)"
+            f" USING TTL {schema.DEDUPLICATION_TTL_SECONDS}"
+        )
+        await _all_or_first_error(
+            [
+                self._write(
+                    insert,
+                    [queue.queue_id, record.key, record.message_id, record.sequence_number,
+                     record.expires_ms],
+                )
+                for record in records
+            ]
+        )
+
+    async def deduplications(
+        self, queue: Queue, keys: Sequence[str] | None = None
+    ) -> list[Deduplication]:
+        columns = "dedup_key, message_id, sequence, expires_ms"
+        if keys is None:
+            found = await self._session.read(
+                f"SELECT {columns} FROM {schema.FIFO_DEDUPLICATIONS_TABLE}"
+                f" WHERE queue_id = ? LIMIT {_NO_LIMIT}",
+                [queue.queue_id],
+            )
+        elif not keys:
+            return []
+        else:
+            unique = sorted(set(keys))
+            markers = ", ".join("?" * len(unique))
+            found = await self._session.read(
+                f"SELECT {columns} FROM {schema.FIFO_DEDUPLICATIONS_TABLE}"
+                f" WHERE queue_id = ? AND dedup_key IN ({markers})",
+                [queue.queue_id, *unique],
+            )
+        now_ms = self._clock_ms()
+        return [
+            Deduplication(row.dedup_key, row.message_id, int(row.sequence), int(row.expires_ms))
+            for row in found
+            if int(row.expires_ms) > now_ms
+        ]
+
     async def drop(self, queue: Queue) -> None:
         """Drop every bucket partition and every index entry of a deleted queue.
 
@@ -274,6 +320,11 @@ class CassandraMessageStore:
             [self._drop_bucket(queue.queue_id, bucket, keep_index=False)
              for bucket in await self._buckets(queue.queue_id)]
         )
+        if queue.fifo:
+            await self._write(
+                f"DELETE FROM {schema.FIFO_DEDUPLICATIONS_TABLE} WHERE queue_id = ?",
+                [queue.queue_id],
+            )
         self._registered.pop(queue.queue_id, None)
 
     async def close(self) -> None:

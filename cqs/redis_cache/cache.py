@@ -36,9 +36,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from cqs.errors import StorageUnavailable
 from cqs.message_codec import decode_message, encode_message
 from cqs.model import (
+    Admission,
     CacheState,
+    Deduplication,
     DeleteOutcome,
     Delivery,
+    FifoAdmission,
     Message,
     MessageCounts,
     VisibilityOutcome,
@@ -74,6 +77,14 @@ UNAVAILABLE_MESSAGE = "The message cache is temporarily unavailable; retry the r
 
 TRIM_BATCH = 1000  # messages one trim_expired call drops at most (one short script run)
 FORGET_BATCH = 1000  # ids per forget_store_deletes script run (Lua unpack has a stack limit)
+# FIFO: AWS keeps deduplication ids and ReceiveRequestAttemptIds for five minutes.
+DEDUPLICATION_INTERVAL_MS = 300_000
+RECEIVE_ATTEMPT_MS = 300_000
+# How long a FIFO send's admission holds its deduplication key before the send is stored:
+# longer than any store write takes, so a retry never slips past a send still storing.
+ADMISSION_LEASE_MS = 60_000
+# A queue's deduplication and sequence keys lapse as a whole after this long without sends.
+FIFO_KEYS_TTL_MS = 2 * DEDUPLICATION_INTERVAL_MS
 RESUBSCRIBE_FIRST_DELAY_S = 0.05
 RESUBSCRIBE_MAX_DELAY_S = 1.0
 
@@ -163,8 +174,17 @@ class QueueStats:
     oldest_visible_sent_ms: int | None = None  # the message at the head of the visible list
 
 
-def _encode_batch(messages: Sequence[Message]) -> list[str | int]:
-    """Four ARGV values per message, as add.lua and load.lua read them."""
+def _fifo_values(message: Message) -> list[str | int]:
+    """Group id and sequence number ('' and '' for a standard queue's message)."""
+    if message.group_id is None:
+        return ["", ""]
+    return [message.group_id, message.sequence_number or 0]
+
+
+def _encode_batch(
+    messages: Sequence[Message], dedup_fields: Mapping[str, str]
+) -> list[str | int]:
+    """Seven ARGV values per message, as add.lua reads them."""
     values: list[str | int] = []
     for message in messages:
         values += [
@@ -172,6 +192,8 @@ def _encode_batch(messages: Sequence[Message]) -> list[str | int]:
             message.sent_timestamp_ms,
             message.visible_at_ms,
             encode_message(message),
+            *_fifo_values(message),
+            dedup_fields.get(message.message_id, ""),
         ]
     return values
 
@@ -179,7 +201,7 @@ def _encode_batch(messages: Sequence[Message]) -> list[str | int]:
 def _encode_load_batch(
     messages: Sequence[Message], hidden_until: Mapping[str, int]
 ) -> list[str | int]:
-    """Five ARGV values per message, as load.lua reads them (0 = not hidden)."""
+    """Seven ARGV values per message, as load.lua reads them (0 = not hidden)."""
     values: list[str | int] = []
     for message in messages:
         values += [
@@ -188,8 +210,15 @@ def _encode_load_batch(
             message.visible_at_ms,
             hidden_until.get(message.message_id, 0),
             encode_message(message),
+            *_fifo_values(message),
         ]
     return values
+
+
+def dedup_field(queue_id: str, key: str) -> str:
+    """The dedup hash field of a deduplication key: scoped by the queue incarnation, so a
+    re-created queue of the same name starts with no deduplication entries."""
+    return f"{queue_id}/{key}"
 
 
 def _wall_clock_ms() -> int:
@@ -355,11 +384,105 @@ class RedisMessageCache:
 
     # --- messages -------------------------------------------------------------------------
 
-    async def add(self, queue_name: str, messages: Sequence[Message], now_ms: int) -> bool:
+    async def add(
+        self,
+        queue_name: str,
+        messages: Sequence[Message],
+        now_ms: int,
+        queue_id: str = "",
+        deduplication_keys: Mapping[str, str] | None = None,
+    ) -> bool:
+        """FIFO: `deduplication_keys` (message id -> key) name the admissions (`admit`) of
+        these messages, which become stored entries kept for the deduplication interval."""
+        fields = {
+            message_id: dedup_field(queue_id, key)
+            for message_id, key in (deduplication_keys or {}).items()
+        }
         reply = await self._script(
-            queue_name, "add", [now_ms, queue_name, ARRIVALS_CHANNEL, *_encode_batch(messages)]
+            queue_name,
+            "add",
+            [now_ms, queue_name, ARRIVALS_CHANNEL, DEDUPLICATION_INTERVAL_MS,
+             *_encode_batch(messages, fields)],
         )
         return bool(reply)
+
+    # --- FIFO -------------------------------------------------------------------------------
+
+    async def admit(
+        self, queue_name: str, queue_id: str, candidates: Sequence[tuple[str, str]], now_ms: int
+    ) -> FifoAdmission:
+        """Look up (deduplication key, would-be message id) pairs and number the new ones."""
+        args: list[str | int] = [now_ms, ADMISSION_LEASE_MS, FIFO_KEYS_TTL_MS]
+        for key, message_id in candidates:
+            args += [dedup_field(queue_id, key), message_id]
+        reply = await self._script(queue_name, "admit", args)
+        outcomes = [
+            Admission(str(outcome), str(message_id), int(sequence))
+            for outcome, message_id, sequence in zip(
+                reply[1::3], reply[2::3], reply[3::3], strict=True
+            )
+        ]
+        return FifoAdmission(cache_ready=bool(int(reply[0])), outcomes=outcomes)
+
+    async def abandon(
+        self, queue_name: str, queue_id: str, admitted: Sequence[tuple[str, str]]
+    ) -> None:
+        """Release the admissions (deduplication key, message id) of a send that failed."""
+        args: list[str | int] = []
+        for key, message_id in admitted:
+            args += [dedup_field(queue_id, key), message_id]
+        if args:
+            await self._script(queue_name, "abandon", args)
+
+    async def load_deduplications(
+        self, queue_name: str, queue_id: str, records: Sequence[Deduplication], now_ms: int
+    ) -> int:
+        args: list[str | int] = [now_ms, FIFO_KEYS_TTL_MS]
+        for record in records:
+            args += [
+                dedup_field(queue_id, record.key), record.message_id, record.sequence_number,
+                record.expires_ms,
+            ]
+        added = 0
+        for start in range(0, len(args) - 2, 4 * 500):
+            chunk = args[2 + start : 2 + start + 4 * 500]
+            added += int(await self._script(queue_name, "load_deduplications", [*args[:2], *chunk]))
+        return added
+
+    async def receive_fifo(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+        max_receive_count: int,
+        attempt_id: str | None,
+    ) -> tuple[list[Delivery], list[Message]] | None:
+        count = max(0, min(max_count, len(nonces)))
+        reply = await self._script(
+            queue_name,
+            "receive_fifo",
+            [
+                now_ms, visibility_timeout_ms, retention_ms, count, queue_name, ARRIVALS_CHANNEL,
+                max(0, max_receive_count), attempt_id or "", RECEIVE_ATTEMPT_MS,
+                *nonces[:count],
+            ],
+        )
+        if reply is None:
+            return None
+        delivered, dead = reply
+        deliveries = [
+            Delivery(
+                message=decode_message(delivered[index + 1]),
+                receive_count=int(delivered[index + 2]),
+                first_receive_timestamp_ms=int(delivered[index + 3]),
+                receipt_nonce=str(delivered[index + 4]),
+            )
+            for index in range(0, len(delivered), 5)
+        ]
+        return deliveries, [decode_message(payload) for payload in dead[1::2]]
 
     async def listen(self, queue_name: str, ttl_ms: int) -> None:
         server = self._servers[self.server_for(queue_name)]

@@ -23,6 +23,22 @@ Per queue (`cqs:{<queue>}:...`):
                          take yet; fills skip them. Kept by purge, drop and begin_fill: the
                          deletes must still reach the store
 
+FIFO queues only (the keys exist only for them; every queue script still gets them in KEYS):
+
+  fifo           HASH    id -> "<sequence number>:<message group id>" of every cached message;
+                         receives read groups and order from it
+  group_locks    HASH    message group id -> how many of its messages are in flight; a group
+                         with any is locked: none of its messages is delivered
+  dedup          HASH    "<queue id>/<deduplication key>" -> "<message id>:<sequence>:<0|1>"
+                         (1 = stored durably; 0 = a send still storing it, for a short lease)
+  dedup_expiry   ZSET    the same fields -> ms when the entry lapses (5 minutes after the send)
+  sequence       STRING  the last sequence number given out (at least now_ms * 1000, so it
+                         keeps growing after a Redis loss)
+  attempts       HASH    ReceiveRequestAttemptId -> the ids and nonces that receive handed out
+  attempt_expiry ZSET    the same fields -> ms when the attempt id lapses (5 minutes)
+  The dedup, sequence and attempt keys outlive purge, drop and begin_fill (they are not
+  messages) and expire as a whole when the queue sees no FIFO traffic for a while.
+
 Per server:
 
   cqs:due                  ZSET    queue name -> earliest ms at which one of its in-flight or
@@ -96,6 +112,34 @@ class QueueKeys:
     def store_deletes(self) -> str:
         return self._key("store_deletes")
 
+    @property
+    def fifo(self) -> str:
+        return self._key("fifo")
+
+    @property
+    def group_locks(self) -> str:
+        return self._key("group_locks")
+
+    @property
+    def dedup(self) -> str:
+        return self._key("dedup")
+
+    @property
+    def dedup_expiry(self) -> str:
+        return self._key("dedup_expiry")
+
+    @property
+    def sequence(self) -> str:
+        return self._key("sequence")
+
+    @property
+    def attempts(self) -> str:
+        return self._key("attempts")
+
+    @property
+    def attempt_expiry(self) -> str:
+        return self._key("attempt_expiry")
+
     def script_keys(self) -> list[str]:
         """KEYS for every queue script, in the order the Lua headers document.
 
@@ -113,6 +157,13 @@ class QueueKeys:
             self.listening,
             self.store_deletes,
             STORE_DELETE_QUEUES_KEY,
+            self.fifo,
+            self.group_locks,
+            self.dedup,
+            self.dedup_expiry,
+            self.sequence,
+            self.attempts,
+            self.attempt_expiry,
         ]
 
     def message_keys(self) -> list[str]:
@@ -124,6 +175,8 @@ class QueueKeys:
             self.inflight,
             self.delayed,
             self.fill_deleted,
+            self.fifo,
+            self.group_locks,
         ]
 
 

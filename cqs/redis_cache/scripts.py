@@ -46,6 +46,10 @@ class QueueScripts:
     trim_expired: AsyncScript
     defer_store_delete: AsyncScript
     forget_store_deletes: AsyncScript
+    admit: AsyncScript
+    abandon: AsyncScript
+    receive_fifo: AsyncScript
+    load_deduplications: AsyncScript
     sweep_lease: AsyncScript  # per server, not per queue: its only key is cqs:sweeper
 
 

@@ -64,3 +64,19 @@ def test_the_encoding_is_compact_and_leaves_out_empty_fields() -> None:
 def test_binary_values_are_stored_as_base64() -> None:
     message = _message(message_attributes={"b": MessageAttributeValue("Binary", binary_value=b"\x00\xff")})
     assert json.loads(encode_message(message))["a"]["b"] == {"t": "Binary", "b": "AP8="}
+
+
+def test_fifo_fields_survive_the_round_trip_and_sequence_numbers_stay_exact() -> None:
+    message = _message(
+        group_id="orders:42", deduplication_id="d-1", sequence_number=1_799_999_999_999_001
+    )
+    document = json.loads(encode_message(message))
+    assert (document["g"], document["d"], document["q"]) == (
+        "orders:42", "d-1", 1_799_999_999_999_001
+    )
+    assert decode_message(encode_message(message)) == message
+
+
+def test_a_standard_message_carries_no_fifo_fields() -> None:
+    document = json.loads(encode_message(_message()))
+    assert not {"g", "d", "q"} & set(document)

@@ -25,15 +25,18 @@ def test_two_queues_share_no_key_but_the_per_server_ones() -> None:
     assert set(first.script_keys()) & set(second.script_keys()) == PER_SERVER_KEYS
 
 
-def test_scripts_get_eleven_distinct_keys_in_the_documented_order() -> None:
+def test_scripts_get_eighteen_distinct_keys_in_the_documented_order() -> None:
     queue = QueueKeys("orders")
     keys = queue.script_keys()
-    assert len(keys) == len(set(keys)) == 11
+    assert len(keys) == len(set(keys)) == 18
     assert keys[0] == queue.state
     assert keys[7] == DUE_KEY  # _common.lua's helpers use KEYS[8]
     assert keys[8] == queue.listening
     assert keys[9] == queue.store_deletes
     assert keys[10] == STORE_DELETE_QUEUES_KEY
+    fifo_keys = [queue.fifo, queue.group_locks, queue.dedup, queue.dedup_expiry,
+                 queue.sequence, queue.attempts, queue.attempt_expiry]
+    assert keys[11:] == fifo_keys  # KEYS[12] .. KEYS[18] in the Lua headers
 
 
 def test_the_per_queue_store_deletes_set_is_not_the_per_server_index() -> None:

@@ -61,7 +61,7 @@ def test_the_sweep_lease_is_the_only_script_that_is_not_per_queue() -> None:
     assert set(SERVER_SCRIPT_KEY_COUNTS) <= set(SCRIPT_NAMES)
     for name in SCRIPT_NAMES:
         if name not in SERVER_SCRIPT_KEY_COUNTS:
-            assert "the same eleven for every queue script" in script_source(name)
+            assert "the same eighteen for every queue script" in script_source(name)
 
 
 @pytest.mark.parametrize("name", ["add", "release_due", "receive", "change_visibility"])

@@ -17,12 +17,15 @@ from cqs.validation import (
     validate_batch_entries,
     validate_batch_size,
     validate_delay_seconds,
+    validate_fifo_identifier,
+    validate_fifo_send,
     validate_max_number_of_messages,
     validate_message_attributes,
     validate_message_body,
     validate_message_size,
     validate_message_system_attributes,
     validate_queue_name,
+    validate_queue_type_attributes,
     validate_tag_keys,
     validate_tags,
     validate_visibility_timeout,
@@ -741,3 +744,44 @@ def test_wait_time_seconds_of_0_to_20_is_accepted_and_others_are_not() -> None:
             f"Value {value} for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and"
             " <= 20, if provided."
         )
+
+
+# --- FIFO -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["g", "a" * 128, "orders:42/{x}~!", "A-Z_0.9"])
+def test_fifo_identifiers_of_alphanumerics_and_punctuation_are_accepted(value: str) -> None:
+    validate_fifo_identifier(value, "MessageGroupId")
+
+
+@pytest.mark.parametrize("value", ["", "a" * 129, "has space", "tab\t", "é"])
+def test_other_fifo_identifiers_are_refused_naming_the_parameter(value: str) -> None:
+    with pytest.raises(errors.InvalidParameterValue, match="MessageDeduplicationId"):
+        validate_fifo_identifier(value, "MessageDeduplicationId")
+
+
+def test_a_fifo_send_needs_a_group_and_a_deduplication_id_or_content_deduplication() -> None:
+    with pytest.raises(errors.MissingParameter):
+        validate_fifo_send(None, "d", None, False)
+    with pytest.raises(errors.InvalidParameterValue, match="ContentBasedDeduplication"):
+        validate_fifo_send("g", None, None, False)
+    validate_fifo_send("g", None, None, True)
+    validate_fifo_send("g", "d", 0, False)
+    with pytest.raises(errors.InvalidParameterValue, match="DelaySeconds"):
+        validate_fifo_send("g", "d", 1, False)
+
+
+def test_fifo_attributes_are_unknown_to_standard_queues() -> None:
+    with pytest.raises(errors.InvalidAttributeName):
+        validate_queue_type_attributes({"DeduplicationScope": "queue"}, fifo=False)
+    validate_queue_type_attributes({"VisibilityTimeout": "3"}, fifo=False)
+
+
+def test_per_group_throughput_needs_per_group_deduplication() -> None:
+    with pytest.raises(errors.InvalidAttributeValue):
+        validate_queue_type_attributes(
+            {"FifoThroughputLimit": "perMessageGroupId", "DeduplicationScope": "queue"}, True
+        )
+    validate_queue_type_attributes(
+        {"FifoThroughputLimit": "perMessageGroupId", "DeduplicationScope": "messageGroup"}, True
+    )

@@ -236,6 +236,7 @@ class Sent:
     message_id: str
     md5_of_body: str
     md5_of_message_attributes: str | None
+    sequence_number: str | None = None  # FIFO queues only
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,8 @@ class Speaker(Protocol):
         *,
         message_attributes: Mapping[str, Mapping[str, Any]] | None = None,
         delay_seconds: int | None = None,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
     ) -> Sent: ...
 
     def receive(
@@ -281,6 +284,7 @@ class Speaker(Protocol):
         attribute_names: Sequence[str] = (),
         system_attribute_names: Sequence[str] = (),
         message_attribute_names: Sequence[str] = (),
+        attempt_id: str | None = None,
     ) -> list[Received]: ...
 
     def delete(self, queue_url: str, receipt_handle: str) -> None: ...
@@ -332,15 +336,22 @@ class Boto3Speaker:
         *,
         message_attributes: Mapping[str, Mapping[str, Any]] | None = None,
         delay_seconds: int | None = None,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
     ) -> Sent:
         params: dict[str, Any] = {"QueueUrl": queue_url, "MessageBody": body}
         if message_attributes is not None:
             params["MessageAttributes"] = {k: dict(v) for k, v in message_attributes.items()}
         if delay_seconds is not None:
             params["DelaySeconds"] = delay_seconds
+        if group_id is not None:
+            params["MessageGroupId"] = group_id
+        if deduplication_id is not None:
+            params["MessageDeduplicationId"] = deduplication_id
         result = self._call("send_message", **params)
         return Sent(
-            result["MessageId"], result["MD5OfMessageBody"], result.get("MD5OfMessageAttributes")
+            result["MessageId"], result["MD5OfMessageBody"], result.get("MD5OfMessageAttributes"),
+            result.get("SequenceNumber"),
         )
 
     def receive(
@@ -353,8 +364,11 @@ class Boto3Speaker:
         attribute_names: Sequence[str] = (),
         system_attribute_names: Sequence[str] = (),
         message_attribute_names: Sequence[str] = (),
+        attempt_id: str | None = None,
     ) -> list[Received]:
         params: dict[str, Any] = {"QueueUrl": queue_url}
+        if attempt_id is not None:
+            params["ReceiveRequestAttemptId"] = attempt_id
         if max_messages is not None:
             params["MaxNumberOfMessages"] = max_messages
         if visibility_timeout is not None:
@@ -508,16 +522,23 @@ class QuerySpeaker:
         *,
         message_attributes: Mapping[str, Mapping[str, Any]] | None = None,
         delay_seconds: int | None = None,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
     ) -> Sent:
         params = {"MessageBody": body}
         params.update(_attribute_params("MessageAttribute", message_attributes or {}))
         if delay_seconds is not None:
             params["DelaySeconds"] = str(delay_seconds)
+        if group_id is not None:
+            params["MessageGroupId"] = group_id
+        if deduplication_id is not None:
+            params["MessageDeduplicationId"] = deduplication_id
         reply = self._call("SendMessage", params, queue_url)
         return Sent(
             reply.text("SendMessageResult/MessageId") or "",
             reply.text("SendMessageResult/MD5OfMessageBody") or "",
             reply.text("SendMessageResult/MD5OfMessageAttributes"),
+            reply.text("SendMessageResult/SequenceNumber"),
         )
 
     def receive(
@@ -530,8 +551,11 @@ class QuerySpeaker:
         attribute_names: Sequence[str] = (),
         system_attribute_names: Sequence[str] = (),
         message_attribute_names: Sequence[str] = (),
+        attempt_id: str | None = None,
     ) -> list[Received]:
         params: dict[str, str] = {}
+        if attempt_id is not None:
+            params["ReceiveRequestAttemptId"] = attempt_id
         if max_messages is not None:
             params["MaxNumberOfMessages"] = str(max_messages)
         if visibility_timeout is not None:
@@ -607,8 +631,9 @@ class QuerySpeaker:
             prefix = f"SendMessageBatchRequestEntry.{n}"
             params[f"{prefix}.Id"] = str(entry["Id"])
             params[f"{prefix}.MessageBody"] = str(entry["MessageBody"])
-            if "DelaySeconds" in entry:
-                params[f"{prefix}.DelaySeconds"] = str(entry["DelaySeconds"])
+            for optional in ("DelaySeconds", "MessageGroupId", "MessageDeduplicationId"):
+                if optional in entry:
+                    params[f"{prefix}.{optional}"] = str(entry[optional])
             params.update(
                 _attribute_params(f"{prefix}.MessageAttribute", entry.get("MessageAttributes", {}))
             )

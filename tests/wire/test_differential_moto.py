@@ -166,7 +166,43 @@ def messages_and_batches(sqs: Any, prefix: str) -> Transcript:
     }
 
 
+def fifo_queues(sqs: Any, prefix: str) -> Transcript:
+    url = sqs.create_queue(
+        QueueName=f"{prefix}order.fifo", Attributes={"FifoQueue": "true"}
+    )["QueueUrl"]
+    sent = [
+        sqs.send_message(QueueUrl=url, MessageBody=body, MessageGroupId=group,
+                         MessageDeduplicationId=f"d-{body}")
+        for body, group in (("a1", "A"), ("a2", "A"), ("b1", "B"))
+    ]
+    duplicate = sqs.send_message(QueueUrl=url, MessageBody="a1 again", MessageGroupId="A",
+                                 MessageDeduplicationId="d-a1")
+    first = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1,
+                                MessageSystemAttributeNames=["All"])["Messages"]
+    locked = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+    return {
+        "attributes": attributes(sqs, url, "FifoQueue", "ContentBasedDeduplication"),
+        "sequence_numbers_grow": [
+            int(s["SequenceNumber"]) for s in sent] == sorted(int(s["SequenceNumber"]) for s in sent),
+        "duplicate_is_the_original": duplicate["MessageId"] == sent[0]["MessageId"],
+        "first": [m["Body"] for m in first],
+        "first_group": first[0]["Attributes"]["MessageGroupId"],
+        "first_deduplication_id": first[0]["Attributes"]["MessageDeduplicationId"],
+        "other_groups_while_locked": [m["Body"] for m in locked],
+        "missing_group": outcome(lambda: sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageDeduplicationId="x")),
+        "missing_deduplication_id": outcome(lambda: sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageGroupId="A")),
+        "message_delay": outcome(lambda: sqs.send_message(
+            QueueUrl=url, MessageBody="x", MessageGroupId="A", MessageDeduplicationId="y",
+            DelaySeconds=3)),
+        "name_without_suffix": outcome(lambda: sqs.create_queue(
+            QueueName=f"{prefix}plain", Attributes={"FifoQueue": "true"})),
+    }
+
+
 SCENARIOS: dict[str, Scenario] = {
+    "fifo_queues": fifo_queues,
     "queue_lifecycle": queue_lifecycle,
     "dead_letter_queue": dead_letter_queue,
     "permissions": permissions,
@@ -176,6 +212,11 @@ SCENARIOS: dict[str, Scenario] = {
 
 # (scenario, step) -> (what cqs answers, what moto answers). See docs/compatibility.md.
 INTENTIONAL_DIFFERENCES: dict[tuple[str, str], tuple[Any, Any]] = {
+    # AWS answers a duplicate FIFO send (same deduplication id within five minutes) with the
+    # original message's MessageId; moto gives the duplicate a new id (and drops it).
+    ("fifo_queues", "duplicate_is_the_original"): (True, False),
+    # AWS's SequenceNumber grows with every send to the queue; moto's are random digits.
+    ("fifo_queues", "sequence_numbers_grow"): (True, False),
     # AWS refuses a RedrivePolicy whose target does not exist with InvalidParameterValue;
     # moto answers NonExistentQueue.
     ("dead_letter_queue", "missing_target"): (

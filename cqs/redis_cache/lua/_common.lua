@@ -3,6 +3,8 @@
 --   KEYS[1] state  KEYS[2] visible  KEYS[3] payload  KEYS[4] receipt
 --   KEYS[5] inflight  KEYS[6] delayed  KEYS[7] fill_deleted  KEYS[8] cqs:due (per server)
 --   KEYS[9] listening  KEYS[10] store_deletes  KEYS[11] cqs:store_delete_queues (per server)
+--   KEYS[12] fifo  KEYS[13] group_locks  KEYS[14] dedup  KEYS[15] dedup_expiry
+--   KEYS[16] sequence  KEYS[17] attempts  KEYS[18] attempt_expiry  (FIFO queues only)
 
 -- Milliseconds as an integer string (Lua would print large numbers in %.14g).
 local function ms(value)
@@ -53,6 +55,27 @@ local function rescore_due(queue)
   end
 end
 
+-- Forget a cached message: its payload, receipt and FIFO entry.
+local function forget_message(id)
+  redis.call('HDEL', KEYS[3], id)
+  redis.call('HDEL', KEYS[4], id)
+  redis.call('HDEL', KEYS[12], id)
+end
+
+-- The message group of a cached FIFO message (nil for a standard queue's message).
+local function message_group(id)
+  local entry = redis.call('HGET', KEYS[12], id)
+  return entry and string.match(entry, '^%d+:(.*)$')
+end
+
+-- A FIFO message went in flight (+1) or left flight (-1): count its group's lock.
+local function lock_group(id, delta)
+  local group = message_group(id)
+  if group and redis.call('HINCRBY', KEYS[13], group, delta) <= 0 then
+    redis.call('HDEL', KEYS[13], group)
+  end
+end
+
 -- Make up to `limit` due messages visible: in-flight ones back at the head (earliest due
 -- first), delayed ones at the tail. Returns how many moved.
 local function move_due(now, limit)
@@ -60,6 +83,9 @@ local function move_due(now, limit)
   local returning = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, limit)
   if #returning > 0 then
     redis.call('ZREM', KEYS[5], unpack(returning))
+    for _, id in ipairs(returning) do
+      lock_group(id, -1)
+    end
     local reversed = {}
     for index = #returning, 1, -1 do
       reversed[#reversed + 1] = returning[index]
@@ -80,15 +106,25 @@ end
 
 -- Cache one message unless its id is already cached: in flight until `hidden_until` when
 -- that is after now (loaded by a fill; receive count 1, no nonce), else delayed until
--- `visible_at_ms` when that is after now, else visible at the tail.
+-- `visible_at_ms` when that is after now, else visible at the tail. A FIFO message (group
+-- not empty) also gets its fifo entry, and the queue's sequence is raised to its number.
 -- Returns 'inflight', 'delayed' or 'visible' where it went, or false if already cached.
-local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until, payload)
+local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until, payload,
+                           group, sequence)
   if redis.call('HSETNX', KEYS[3], id, payload) == 0 then
     return false
+  end
+  if group ~= '' then
+    redis.call('HSET', KEYS[12], id, sequence .. ':' .. group)
+    local last = redis.call('GET', KEYS[16])
+    if not last or tonumber(last) < tonumber(sequence) then
+      redis.call('SET', KEYS[16], sequence)
+    end
   end
   if tonumber(hidden_until) > now then
     redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')
     redis.call('ZADD', KEYS[5], hidden_until, id)
+    lock_group(id, 1)
     note_due(hidden_until, queue)
     return 'inflight'
   end

@@ -1,7 +1,9 @@
 -- change_visibility: move an in-flight message's return time.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
---       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+--       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
+--       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
+--       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] message id  [2] receipt nonce  [3] new visible-at ms  [4] now ms  [5] queue name
 --       [6] arrivals channel
 -- Returns: 'changed', 'not_in_flight' or 'stale_handle' (VisibilityOutcome values).
@@ -26,6 +28,7 @@ if tonumber(score) <= now then
 end
 if tonumber(ARGV[3]) <= now then
   redis.call('ZREM', KEYS[5], id)
+  lock_group(id, -1)
   redis.call('LPUSH', KEYS[2], id)
   announce(ARGV[6], ARGV[5])
 else

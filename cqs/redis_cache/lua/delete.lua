@@ -1,7 +1,9 @@
 -- delete: remove one message unless it was received again since the caller's receive.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
---       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+--       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
+--       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
+--       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] message id  [2] receipt nonce from the caller's handle
 -- Returns: 'deleted', 'not_cached' or 'stale_handle' (DeleteOutcome values).
 -- An in-flight message matches the handle when its stored nonce equals the handle's or is
@@ -22,10 +24,10 @@ if redis.call('ZSCORE', KEYS[5], id) then
     return 'stale_handle'
   end
   redis.call('ZREM', KEYS[5], id)
+  lock_group(id, -1)
 elseif redis.call('ZREM', KEYS[6], id) == 0 then
   -- visible: messages back from flight sit near the head, so the scan stops early
   redis.call('LREM', KEYS[2], 1, id)
 end
-redis.call('HDEL', KEYS[3], id)
-redis.call('HDEL', KEYS[4], id)
+forget_message(id)
 return 'deleted'

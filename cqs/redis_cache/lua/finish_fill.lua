@@ -1,7 +1,9 @@
 -- finish_fill: FILLING -> READY if the caller still holds the lease.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
---       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+--       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
+--       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
+--       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] the filling state value ("filling:<owner>")  [2] now ms  [3] queue name,
 --       then pairs: id, hidden_until_ms — messages the caller handed out from the store
 --       while it filled (after their page was loaded as visible)
@@ -21,6 +23,7 @@ for index = 4, #ARGV, 2 do
     local sent_ms = receipt and string.match(receipt, '^(%d+):') or ms(now)
     redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')
     redis.call('ZADD', KEYS[5], ARGV[index + 1], id)
+    lock_group(id, 1)
     note_due(ARGV[index + 1], ARGV[3])
   end
 end

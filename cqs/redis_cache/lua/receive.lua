@@ -1,7 +1,9 @@
 -- receive: hand out up to max_count visible messages and hide them until now + timeout.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
---       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+--       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
+--       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
+--       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] now ms  [2] visibility timeout ms (0 = stays visible)  [3] retention ms
 --       [4] max count  [5] queue name  [6] arrivals channel
 --       [7] max receive count of the queue's RedrivePolicy (0 = none)
@@ -48,8 +50,7 @@ while delivered < max_count and skip_budget > 0 do
   end
   if not (payload and sent) or tonumber(sent) + retention <= now then
     -- expired (or half-written): forget it instead of delivering it
-    redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
+    forget_message(id)
     skip_budget = skip_budget - 1
   elseif max_receives > 0 and tonumber(receives) >= max_receives then
     redis.call('HDEL', KEYS[3], id)

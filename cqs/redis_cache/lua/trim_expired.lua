@@ -1,7 +1,9 @@
 -- trim_expired: drop visible messages older than the retention period from the head.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
---       [11] cqs:store_delete_queues (per server)  -- the same eleven for every queue script
+--       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
+--       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
+--       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] now ms  [2] retention ms  [3] at most this many messages
 -- Returns: how many messages were dropped.
 -- Pops from the head while the head message was sent at least the retention period ago
@@ -24,6 +26,7 @@ while dropped < budget do
   redis.call('LPOP', KEYS[2])
   redis.call('HDEL', KEYS[3], id)
   redis.call('HDEL', KEYS[4], id)
+  redis.call('HDEL', KEYS[12], id)
   dropped = dropped + 1
 end
 return dropped

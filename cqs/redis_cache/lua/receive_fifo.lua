@@ -1,0 +1,167 @@
+-- receive_fifo: hand out up to max_count messages of a FIFO queue, group by group.
+-- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
+--       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
+--       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
+--       -- the same eighteen for every queue script (keys.py)
+-- ARGV: [1] now ms  [2] visibility timeout ms (0 = stays visible)  [3] retention ms
+--       [4] max count  [5] queue name  [6] arrivals channel
+--       [7] max receive count of the queue's RedrivePolicy (0 = none)
+--       [8] ReceiveRequestAttemptId ('' = none)  [9] how long an attempt id is kept, ms
+--       [10..] one receipt nonce per delivery, in order
+-- Returns: nil if the queue is not ready; otherwise two arrays:
+--          [1] five values per delivery: id, payload (JSON), receive count, first receive
+--              ms, receipt nonce;
+--          [2] two values per dead letter: id, payload (received max-receive-count times:
+--              removed from the cache for the caller to move to the dead-letter queue).
+-- Order: messages of a group leave in sequence order, and while any message of a group is
+-- in flight (group_locks) no other message of that group is handed out. Groups are served
+-- in the order their first visible message appears, each as far as max_count allows
+-- ("as many messages of the same group as possible"). The scan looks at the first 1000
+-- visible messages: messages back from flight sit at the head, new sends at the tail.
+-- An attempt id seen before, whose messages are still in flight under that receive's
+-- nonces, gets the same messages again (same receive count, same nonce) and nothing else.
+-- Due messages (up to 1000) become visible first, as in receive.lua.
+--!include _common.lua
+if redis.call('GET', KEYS[1]) ~= 'ready' then
+  return false
+end
+local now = tonumber(ARGV[1])
+local timeout = tonumber(ARGV[2])
+local retention = tonumber(ARGV[3])
+local max_count = tonumber(ARGV[4])
+local queue = ARGV[5]
+local max_receives = tonumber(ARGV[7])
+local attempt = ARGV[8]
+
+if attempt ~= '' then
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[18], '-inf', now, 'LIMIT', 0, 1000)
+  if #lapsed > 0 then
+    redis.call('HDEL', KEYS[17], unpack(lapsed))
+    redis.call('ZREM', KEYS[18], unpack(lapsed))
+  end
+  local earlier = redis.call('HGET', KEYS[17], attempt)
+  if earlier then
+    local again = {}
+    for id, nonce in string.gmatch(earlier, '([^,:]+):([^,]*)') do
+      local receipt = redis.call('HGET', KEYS[4], id)
+      local payload = redis.call('HGET', KEYS[3], id)
+      if receipt and payload and redis.call('ZSCORE', KEYS[5], id)
+          and receipt_nonce(receipt) == nonce then
+        local receives, first = string.match(receipt, '^%d+:(%d+):(%d+):')
+        again[#again + 1] = id
+        again[#again + 1] = payload
+        again[#again + 1] = tonumber(receives)
+        again[#again + 1] = tonumber(first)
+        again[#again + 1] = nonce
+      end
+    end
+    if #again > 0 then
+      return {again, {}}
+    end
+  end
+end
+
+local moved = move_due(ARGV[1], 1000)
+if moved > 0 then
+  rescore_due(queue)
+end
+
+local window = redis.call('LRANGE', KEYS[2], 0, 999)
+local leaving = {}  -- window position -> true for messages that leave the visible list
+local groups = {}   -- groups in the order their first visible message appears
+local candidates = {}  -- group -> {{position, sequence}, ...}
+for position, id in ipairs(window) do
+  local entry = redis.call('HGET', KEYS[12], id)
+  local receipt = redis.call('HGET', KEYS[4], id)
+  local sent = receipt and string.match(receipt, '^(%d+):')
+  local sequence, group
+  if entry then
+    sequence, group = string.match(entry, '^(%d+):(.*)$')
+  end
+  if not (group and sent) or redis.call('HEXISTS', KEYS[3], id) == 0
+      or tonumber(sent) + retention <= now then
+    forget_message(id)  -- expired or half-written
+    leaving[position] = true
+  elseif not redis.call('HGET', KEYS[13], group) then
+    if not candidates[group] then
+      candidates[group] = {}
+      groups[#groups + 1] = group
+    end
+    local list = candidates[group]
+    list[#list + 1] = {position, tonumber(sequence)}
+  end
+end
+
+local deliveries = {}
+local dead_letters = {}
+local delivered = 0
+local handed = {}
+for _, group in ipairs(groups) do
+  if delivered >= max_count then
+    break
+  end
+  local list = candidates[group]
+  table.sort(list, function(a, b) return a[2] < b[2] end)
+  for _, candidate in ipairs(list) do
+    if delivered >= max_count then
+      break
+    end
+    local position = candidate[1]
+    local id = window[position]
+    local receipt = redis.call('HGET', KEYS[4], id)
+    local sent, receives, first = string.match(receipt, '^(%d+):(%d+):(%d+):')
+    if max_receives > 0 and tonumber(receives) >= max_receives then
+      dead_letters[#dead_letters + 1] = id
+      dead_letters[#dead_letters + 1] = redis.call('HGET', KEYS[3], id)
+      forget_message(id)
+      leaving[position] = true
+    else
+      delivered = delivered + 1
+      receives = tonumber(receives) + 1
+      if first == '0' then
+        first = ARGV[1]
+      end
+      local nonce = ARGV[9 + delivered]
+      redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. nonce)
+      if timeout > 0 then
+        redis.call('ZADD', KEYS[5], ms(now + timeout), id)
+        lock_group(id, 1)
+        leaving[position] = true
+      end
+      deliveries[#deliveries + 1] = id
+      deliveries[#deliveries + 1] = redis.call('HGET', KEYS[3], id)
+      deliveries[#deliveries + 1] = receives
+      deliveries[#deliveries + 1] = tonumber(first)
+      deliveries[#deliveries + 1] = nonce
+      handed[#handed + 1] = id .. ':' .. nonce
+    end
+  end
+end
+
+if next(leaving) then
+  -- rewrite the scanned head without the messages that left, in the same order
+  local kept = {}
+  for position = #window, 1, -1 do
+    if not leaving[position] then
+      kept[#kept + 1] = window[position]
+    end
+  end
+  redis.call('LTRIM', KEYS[2], #window, -1)
+  for start = 1, #kept, 1000 do
+    redis.call('LPUSH', KEYS[2], unpack(kept, start, math.min(start + 999, #kept)))
+  end
+end
+if delivered > 0 and timeout > 0 then
+  note_due(ms(now + timeout), queue)
+end
+if attempt ~= '' and delivered > 0 then
+  redis.call('HSET', KEYS[17], attempt, table.concat(handed, ','))
+  redis.call('ZADD', KEYS[18], ms(now + tonumber(ARGV[9])), attempt)
+  redis.call('PEXPIRE', KEYS[17], 2 * tonumber(ARGV[9]))
+  redis.call('PEXPIRE', KEYS[18], 2 * tonumber(ARGV[9]))
+end
+if moved > 0 and redis.call('LLEN', KEYS[2]) > 0 then
+  announce(ARGV[6], queue)
+end
+return {deliveries, dead_letters}
