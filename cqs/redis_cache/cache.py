@@ -411,10 +411,11 @@ class RedisMessageCache:
     async def admit(
         self, queue_name: str, queue_id: str, candidates: Sequence[tuple[str, str]], now_ms: int
     ) -> FifoAdmission:
-        """Look up (deduplication key, would-be message id) pairs and number the new ones."""
+        """Look up (deduplication key, would-be message id) pairs and number the new ones;
+        an empty key numbers its message without deduplicating it."""
         args: list[str | int] = [now_ms, ADMISSION_LEASE_MS, FIFO_KEYS_TTL_MS]
         for key, message_id in candidates:
-            args += [dedup_field(queue_id, key), message_id]
+            args += [dedup_field(queue_id, key) if key else "", message_id]  # "": number only
         reply = await self._script(queue_name, "admit", args)
         outcomes = [
             Admission(str(outcome), str(message_id), int(sequence))

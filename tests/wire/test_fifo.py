@@ -369,3 +369,33 @@ def test_a_fifo_message_received_too_often_moves_to_the_fifo_dead_letter_queue(
     moved = receive_all(speaker, dead_letters)
     assert bodies(moved) == ["poison"]
     assert moved[0].attributes["MessageGroupId"] == "g"
+
+
+def test_a_move_task_returns_fifo_dead_letters_to_their_source_in_order(
+    speaker: Speaker, fifo_queue: Callable[..., str], sqs: Any
+) -> None:
+    dead_letters = fifo_queue()
+    source = fifo_queue(
+        ContentBasedDeduplication="true",
+        RedrivePolicy=json.dumps({"deadLetterTargetArn": arn_of(dead_letters),
+                                  "maxReceiveCount": 1}),
+    )
+    for body in ("m1", "m2", "m3"):
+        speaker.send(source, body, group_id="g")
+    for _ in range(4):  # each receive hands one out at once and moves it on the next
+        speaker.receive(source, max_messages=10, visibility_timeout=0)
+    assert speaker.queue_attributes(dead_letters)["ApproximateNumberOfMessages"] == "3"
+    task = sqs.start_message_move_task(SourceArn=arn_of(dead_letters))
+    assert task["TaskHandle"]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        status = sqs.list_message_move_tasks(SourceArn=arn_of(dead_letters))["Results"][0]
+        if status["Status"] == "COMPLETED":
+            break
+        time.sleep(0.2)
+    assert status["Status"] == "COMPLETED"
+    back = receive_all(speaker, source)
+    assert bodies(back) == ["m1", "m2", "m3"]
+    assert {m.attributes["MessageGroupId"] for m in back} == {"g"}
+    numbers = [int(m.attributes["SequenceNumber"]) for m in back]
+    assert numbers == sorted(numbers)

@@ -1,0 +1,163 @@
+"""The FIFO part of the MessageCache port against a real redis-server: admission
+(deduplication keys and sequence numbers), group order and locks, attempt ids, and
+deduplication records loaded back after a loss."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import replace
+
+from cqs.model import Deduplication, Message
+from cqs.redis_cache.cache import RedisMessageCache
+from tests.contract.test_message_cache import now_ms, ready_queue
+
+QUEUE_ID = "incarnation-1"
+
+
+def fifo_message(body: str, group: str, sequence: int, sent_ms: int) -> Message:
+    return Message(
+        message_id=str(uuid.uuid1()),
+        body=body,
+        md5_of_body=hashlib.md5(body.encode()).hexdigest(),
+        sent_timestamp_ms=sent_ms,
+        visible_at_ms=sent_ms,
+        sender_id="AIDATEST",
+        group_id=group,
+        deduplication_id=f"d-{body}",
+        sequence_number=sequence,
+    )
+
+
+async def send(
+    cache: RedisMessageCache, name: str, items: list[tuple[str, str]], at_ms: int
+) -> list[Message]:
+    """Admit (body, group) pairs, number them and add them, as the service does."""
+    drafts = [fifo_message(body, group, 0, at_ms) for body, group in items]
+    admission = await cache.admit(
+        name, QUEUE_ID, [(f"d-{m.body}", m.message_id) for m in drafts], at_ms
+    )
+    numbered = [
+        replace(m, sequence_number=o.sequence_number)
+        for m, o in zip(drafts, admission.outcomes, strict=True)
+        if o.outcome == "new"
+    ]
+    await cache.add(name, numbered, at_ms, QUEUE_ID, {m.message_id: f"d-{m.body}" for m in numbered})
+    return numbered
+
+
+async def receive(cache: RedisMessageCache, name: str, at_ms: int, count: int = 10,
+                  timeout_ms: int = 30_000, attempt: str | None = None) -> list[str]:
+    outcome = await cache.receive_fifo(
+        name, count, timeout_ms, at_ms, 10**9, [uuid.uuid4().hex for _ in range(count)], 0, attempt
+    )
+    assert outcome is not None
+    return [d.message.body for d in outcome[0]]
+
+
+async def test_admission_numbers_in_order_and_names_the_original_of_a_duplicate(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    at = now_ms()
+    first = await message_cache.admit(name, QUEUE_ID, [("k1", "id-1"), ("k2", "id-2")], at)
+    assert first.cache_ready
+    assert [o.outcome for o in first.outcomes] == ["new", "new"]
+    assert first.outcomes[0].sequence_number < first.outcomes[1].sequence_number
+    assert first.outcomes[0].sequence_number >= at * 1000
+    # k1 is held but not stored yet: another send with it must wait
+    waiting = await message_cache.admit(name, QUEUE_ID, [("k1", "id-3")], at)
+    assert waiting.outcomes[0].outcome == "pending"
+    # the same send asking again keeps its number
+    again = await message_cache.admit(name, QUEUE_ID, [("k1", "id-1")], at)
+    assert again.outcomes[0] == first.outcomes[0]
+    # once stored, the key answers with the original
+    stored = replace(
+        fifo_message("one", "g", first.outcomes[0].sequence_number, at), message_id="id-1"
+    )
+    await message_cache.add(name, [stored], at, QUEUE_ID, {"id-1": "k1"})
+    duplicate = await message_cache.admit(name, QUEUE_ID, [("k1", "id-4")], at)
+    assert (duplicate.outcomes[0].outcome, duplicate.outcomes[0].message_id) == (
+        "duplicate", "id-1"
+    )
+
+
+async def test_an_abandoned_admission_frees_its_key_and_empty_keys_only_number(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    at = now_ms()
+    await message_cache.admit(name, QUEUE_ID, [("k", "id-1")], at)
+    await message_cache.abandon(name, QUEUE_ID, [("k", "id-1")])
+    retried = await message_cache.admit(name, QUEUE_ID, [("k", "id-2")], at)
+    assert retried.outcomes[0].outcome == "new"
+    unkeyed = await message_cache.admit(name, QUEUE_ID, [("", "a"), ("", "b"), ("", "c")], at)
+    assert [o.outcome for o in unkeyed.outcomes] == ["new", "new", "new"]
+    assert len({o.sequence_number for o in unkeyed.outcomes}) == 3
+
+
+async def test_keys_of_another_queue_incarnation_do_not_deduplicate(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    at = now_ms()
+    await message_cache.admit(name, "old-incarnation", [("k", "id-1")], at)
+    fresh = await message_cache.admit(name, QUEUE_ID, [("k", "id-2")], at)
+    assert fresh.outcomes[0].outcome == "new"
+
+
+async def test_a_group_with_a_message_in_flight_is_skipped_until_it_is_deleted(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    at = now_ms()
+    sent = await send(message_cache, name, [("a1", "A"), ("a2", "A"), ("b1", "B")], at)
+    held = await message_cache.receive_fifo(name, 1, 30_000, at, 10**9, ["nonce-a1"], 0, None)
+    assert held is not None and [d.message.body for d in held[0]] == ["a1"]
+    assert await receive(message_cache, name, at) == ["b1"]
+    assert await receive(message_cache, name, at) == []
+    deleted = await message_cache.delete(name, sent[0].message_id, "nonce-a1")
+    assert deleted.value == "deleted"
+    assert await receive(message_cache, name, at) == ["a2"]
+
+
+async def test_messages_back_from_flight_keep_their_group_order(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    at = now_ms()
+    await send(message_cache, name, [("m1", "g"), ("m2", "g"), ("m3", "g")], at)
+    assert await receive(message_cache, name, at, count=2, timeout_ms=1_000) == ["m1", "m2"]
+    later = at + 2_000  # both timed out and came back at the head
+    assert await receive(message_cache, name, later) == ["m1", "m2", "m3"]
+
+
+async def test_a_repeated_attempt_id_gets_the_same_messages(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = await ready_queue(message_cache)
+    at = now_ms()
+    await send(message_cache, name, [("x1", "g"), ("x2", "g"), ("y1", "h")], at)
+    first = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["n1", "n2"], 0, "att")
+    again = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["n3", "n4"], 0, "att")
+    assert first is not None and again is not None
+    assert [(d.message.body, d.receipt_nonce) for d in again[0]] == [
+        (d.message.body, d.receipt_nonce) for d in first[0]
+    ] == [("x1", "n1"), ("x2", "n2")]
+
+
+async def test_loaded_deduplication_records_answer_as_duplicates(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = f"q-{uuid.uuid4().hex}.fifo"  # never filled: as after a Redis restart
+    at = now_ms()
+    records = [Deduplication("k", "id-9", 5_000_000_000_000_000, at + 60_000),
+               Deduplication("lapsed", "id-8", 4_000_000_000_000_000, at - 1)]
+    assert await message_cache.load_deduplications(name, QUEUE_ID, records, at) == 1
+    answer = await message_cache.admit(
+        name, QUEUE_ID, [("k", "id-10"), ("other", "id-11"), ("lapsed", "id-12")], at
+    )
+    assert not answer.cache_ready  # not filled: the caller must ask the store too
+    assert (answer.outcomes[0].outcome, answer.outcomes[0].message_id) == ("duplicate", "id-9")
+    assert [o.outcome for o in answer.outcomes[1:]] == ["new", "new"]
+    assert answer.outcomes[1].sequence_number > 5_000_000_000_000_000  # numbering went on
