@@ -22,14 +22,6 @@ from cqs.model import CacheState
 from tests.resilience.test_redis_outage import sqs_client, wait_for_ready_cache
 
 
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Any:
-    redis = EmbeddedRedis(tmp_path / "redis")
-    redis.start()
-    yield redis
-    redis.stop()
-
-
 def send_until_accepted(sqs: Any, **params: Any) -> dict[str, Any]:
     """SendMessage, retrying ServiceUnavailable (what SDK retries do) for up to 30 s."""
     deadline = time.monotonic() + 30
@@ -57,9 +49,9 @@ def receive_bodies(sqs: Any, url: str, seconds: float = 30.0) -> list[dict[str, 
 
 @pytest.mark.timeout(180)
 async def test_fifo_deduplication_order_and_locks_survive_a_redis_restart(
-    own_redis: EmbeddedRedis, start_cqs_server: Callable[[list[str]], Any], tmp_path: Path
+    lone_redis: EmbeddedRedis, start_cqs_server: Callable[[list[str]], Any], tmp_path: Path
 ) -> None:
-    server = await asyncio.to_thread(start_cqs_server, [own_redis.url])
+    server = await asyncio.to_thread(start_cqs_server, [lone_redis.url])
     sqs = sqs_client(server.url)
     queue = f"fifo-loss-{int(time.time() * 1000)}.fifo"
     url = sqs.create_queue(QueueName=queue, Attributes={"FifoQueue": "true"})["QueueUrl"]
@@ -75,8 +67,8 @@ async def test_fifo_deduplication_order_and_locks_survive_a_redis_restart(
     held = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1, VisibilityTimeout=60)
     assert [m["Body"] for m in held["Messages"]] == ["a1"]
 
-    own_redis.kill()
-    restarted = EmbeddedRedis(tmp_path / "redis-again", port=own_redis.port)
+    lone_redis.kill()
+    restarted = EmbeddedRedis(tmp_path / "redis-again", port=lone_redis.port)
     restarted.start()
     try:
         duplicate = await asyncio.to_thread(send, "a1 resent", "A", "dedup-a1")

@@ -51,14 +51,6 @@ def drain(sqs: Any, url: str, expected: set[str], seconds: float = 30.0) -> set[
     return seen
 
 
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Any:
-    redis = EmbeddedRedis(tmp_path / "redis")
-    redis.start()
-    yield redis
-    redis.stop()
-
-
 async def wait_for_ready_cache(sqs: Any, url: str, redis_url: str, queue: str) -> CacheState:
     """Keep using the queue (fills are started by use) until its cache is READY or 20 s pass."""
     cache = RedisMessageCache([redis_url])
@@ -77,17 +69,17 @@ async def wait_for_ready_cache(sqs: Any, url: str, redis_url: str, queue: str) -
 
 @pytest.mark.timeout(180)
 async def test_messages_survive_a_redis_kill_and_the_cache_refills_after_restart(
-    own_redis: EmbeddedRedis, start_cqs_server: Callable[[list[str]], Any], tmp_path: Path
+    lone_redis: EmbeddedRedis, start_cqs_server: Callable[[list[str]], Any], tmp_path: Path
 ) -> None:
-    server = await asyncio.to_thread(start_cqs_server, [own_redis.url])
+    server = await asyncio.to_thread(start_cqs_server, [lone_redis.url])
     sqs = sqs_client(server.url)
     queue = "outage-" + str(int(time.time() * 1000))
     url = sqs.create_queue(QueueName=queue)["QueueUrl"]
 
     before = await asyncio.to_thread(send_numbered, sqs, url, 0, 20)
-    assert await wait_for_ready_cache(sqs, url, own_redis.url, queue) is CacheState.READY
+    assert await wait_for_ready_cache(sqs, url, lone_redis.url, queue) is CacheState.READY
 
-    own_redis.kill()
+    lone_redis.kill()
     during = await asyncio.to_thread(send_numbered, sqs, url, 20, 20)  # Cassandra still takes them
     assert len(during) == 20
 
@@ -95,7 +87,7 @@ async def test_messages_survive_a_redis_kill_and_the_cache_refills_after_restart
     served_without_redis = await asyncio.to_thread(drain, sqs, url, set(list(before)[:5]), 20.0)
     assert set(list(before)[:5]) <= served_without_redis
 
-    restarted = EmbeddedRedis(tmp_path / "redis-again", port=own_redis.port)
+    restarted = EmbeddedRedis(tmp_path / "redis-again", port=lone_redis.port)
     restarted.start()
     try:
         after = await asyncio.to_thread(send_numbered, sqs, url, 40, 10)
