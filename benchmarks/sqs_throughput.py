@@ -1,8 +1,9 @@
 """Throughput and latency of cqs through unmodified boto3 clients.
 
 Scenarios: send (SendMessage), send-batch (SendMessageBatch of 10), receive+delete
-(ReceiveMessage of up to 10 then DeleteMessageBatch), and mixed (producers and consumers at
-once). Each runs for a fixed time with N client threads, each with its own boto3 client.
+(ReceiveMessage of up to 10 then DeleteMessageBatch), mixed (producers and consumers at
+once), and the batch send and receive+delete on a FIFO queue (100 message groups, a unique
+deduplication id per message). Each runs for a fixed time with N client threads, each with its own boto3 client.
 
 By default it starts its own embedded Redis, embedded Cassandra and one `cqs serve` process;
 `--endpoint` measures a running server instead. Results go to stdout and, with
@@ -134,10 +135,27 @@ def receive_delete(url: str) -> Callable[[object, Tally], None]:
     return work
 
 
+FIFO_GROUPS = 100
+
+
+def send_batch_fifo(url: str) -> Callable[[object, Tally], None]:
+    def work(sqs: object, tally: Tally) -> None:
+        entries = [
+            {"Id": str(i), "MessageBody": BODY, "MessageGroupId": f"g{uuid.uuid4().int % FIFO_GROUPS}",
+             "MessageDeduplicationId": uuid.uuid4().hex}
+            for i in range(10)
+        ]
+        started = time.perf_counter()
+        sqs.send_message_batch(QueueUrl=url, Entries=entries)  # type: ignore[attr-defined]
+        tally.record(10, started)
+    return work
+
+
 SCENARIOS: dict[str, Callable[[str], Callable[[object, Tally], None]]] = {
     "send": send_one,
     "send-batch": send_batch,
     "receive-delete": receive_delete,
+    "send-batch-fifo": send_batch_fifo,
 }
 
 
@@ -160,9 +178,10 @@ def measure(endpoint: str, seconds: float, clients: int) -> list[Row]:
     admin = client(endpoint)
     rows: list[Row] = []
 
-    def fresh_queue(label: str) -> str:
+    def fresh_queue(label: str, fifo: bool = False) -> str:
         return admin.create_queue(  # type: ignore[attr-defined, no-any-return]
-            QueueName=f"bench-{label}-{uuid.uuid4().hex[:8]}"
+            QueueName=f"bench-{label}-{uuid.uuid4().hex[:8]}" + (".fifo" if fifo else ""),
+            Attributes={"FifoQueue": "true"} if fifo else {},
         )["QueueUrl"]
 
     def row(label: str, count: int, scenario: str, url: str) -> Row:
@@ -183,6 +202,11 @@ def measure(endpoint: str, seconds: float, clients: int) -> list[Row]:
         consumers = both.submit(row, "mixed: consumers (receive 10 + delete batch)", half,
                                 "receive-delete", mixed_url)
         rows.extend([producers.result(), consumers.result()])
+    fifo_url = fresh_queue("fifo", fifo=True)
+    rows.append(row(f"FIFO SendMessageBatch (10, {FIFO_GROUPS} groups)", clients,
+                    "send-batch-fifo", fifo_url))
+    rows.append(row("FIFO ReceiveMessage (10) + DeleteMessageBatch", clients, "receive-delete",
+                    fifo_url))
     return rows
 
 
