@@ -23,15 +23,20 @@ from pathlib import Path
 
 from aiohttp import web
 
+from admin_ui import PREFIX as ADMIN_PREFIX
+from admin_ui import AdminConsole, AdminCredentials, mount_admin_console, stored_password
+from admin_ui.auth import PASSWORD_FILE_NAME
 from cqs import __version__
 from cqs.cassandra_store.catalog import CassandraQueueCatalog
 from cqs.cassandra_store.session import connect as connect_cassandra
 from cqs.cassandra_store.store import CassandraMessageStore
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
+from cqs.inspection import QueueInspector
 from cqs.observability.exposition import (
     MULTIPROCESS_ENVIRONMENT_VARIABLE,
     fresh_multiprocess_directory,
+    live_worker_pids,
     mark_worker_dead,
     multiprocess_directory,
 )
@@ -64,6 +69,9 @@ def build_app(settings: Settings) -> web.Application:
         telemetry=hub.telemetry,
     )
     add_observability_routes(app, hub)
+    console = admin_console(settings, hub)
+    if console is not None:
+        mount_admin_console(app, console)
 
     async def storage(app: web.Application) -> AsyncIterator[None]:
         session = await connect_cassandra(
@@ -116,6 +124,9 @@ def build_app(settings: Settings) -> web.Application:
         )
         app[SERVICE_KEY] = service
         app[CACHE_KEY] = cache
+        if console is not None:
+            inspector = QueueInspector(catalog, store, cache, worker_pids=api_process_ids)
+            console.attach(inspector, shared_secret=secret)
         worker = RevisibilityWorker(
             cache,
             service.notify_messages_available,
@@ -134,6 +145,8 @@ def build_app(settings: Settings) -> web.Application:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             hub.detach()
+            if console is not None:
+                console.detach()
             await service.close()
             await cache.close()
             await store.close()
@@ -142,6 +155,42 @@ def build_app(settings: Settings) -> web.Application:
 
     app.cleanup_ctx.append(storage)
     return app
+
+
+def admin_console(settings: Settings, hub: ObservabilityHub) -> AdminConsole | None:
+    """The admin console's parts, unless `admin_enabled` is off. Without `admin_password`
+    the password generated at the first start (kept in the data directory) is used."""
+    if not settings.admin_enabled:
+        return None
+    password = settings.admin_password or stored_password(Path(settings.data_dir))[0]
+    return AdminConsole(hub, AdminCredentials(settings.admin_user, password))
+
+
+def announce_admin_console(settings: Settings) -> None:
+    """Print the console's URL; at the start that generates its password, the password."""
+    if not settings.admin_enabled:
+        return
+    url = f"http://{settings.host}:{settings.port}{ADMIN_PREFIX}/"
+    if settings.admin_password:
+        print(f"cqs admin console: {url} (user {settings.admin_user})", flush=True)
+        return
+    password, created = stored_password(Path(settings.data_dir))
+    kept = Path(settings.data_dir) / PASSWORD_FILE_NAME
+    if created:
+        print(
+            f"cqs admin console: {url} user {settings.admin_user} password {password}"
+            f" (generated now; kept in {kept})",
+            flush=True,
+        )
+    else:
+        print(f"cqs admin console: {url} (user {settings.admin_user}; password in {kept})",
+              flush=True)
+
+
+def api_process_ids() -> list[int]:
+    """The API processes serving this port here: every worker of `--workers N`, or this one."""
+    directory = multiprocess_directory()
+    return live_worker_pids(directory) if directory is not None else [os.getpid()]
 
 
 @contextlib.contextmanager
@@ -181,6 +230,8 @@ def install_event_loop(settings: Settings) -> None:
 
 def serve(settings: Settings) -> None:
     with embedded_backends(settings) as running:
+        if multiprocess_directory() is None:  # not a worker: its supervisor announced it
+            announce_admin_console(running)
         if running.workers > 1:
             supervise(running)
             return

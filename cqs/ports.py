@@ -122,6 +122,21 @@ class MessageStore(Protocol):
     ) -> list[Deduplication]:
         """The queue's live deduplication records (only those with `keys`, if given)."""
 
+    # --- for operators (the admin console's inspection; read only) -------------------------
+
+    async def browse(
+        self, queue: Queue, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """Up to `limit` live messages in `scan` order, starting after the position `after`
+        (None: from the start), and the position after the page (None: nothing follows).
+
+        Changes nothing (not even drained buckets); a position is opaque text, and one the
+        store did not give out raises ValueError.
+        """
+
+    async def describe(self) -> dict[str, str]:
+        """What the store's cluster says about itself (release, cluster name, nodes...)."""
+
 
 class MessageCache(Protocol):
     """The hot copy of each queue: visible list, in-flight set, delayed set, in Redis.
@@ -301,6 +316,23 @@ class MessageCache(Protocol):
         """
 
     async def close(self) -> None: ...
+
+    # --- for operators (the admin console's inspection; read only) -------------------------
+
+    def server_of(self, queue_name: str) -> str:
+        """The name of the server holding the queue (`host:port/db`, never a password)."""
+
+    async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
+        """Per server name: its own figures (version, memory, clients, uptime) and the
+        revisibility state (queues with due messages, the earliest due ms, the sweeper);
+        an empty dict for a server that cannot be reached."""
+
+    async def message_states(
+        self, queue_name: str, message_ids: Sequence[str], now_ms: int
+    ) -> dict[str, tuple[str, int, int]]:
+        """Where each cached message is ("visible", "in flight" or "delayed"), with its
+        receive count and first receive ms (0: never); ids the cache does not hold are left
+        out. Reads only: no visibility or receive count changes."""
 
 
 class Telemetry(Protocol):

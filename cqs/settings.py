@@ -61,6 +61,11 @@ class Settings:
     workers: int = 1
     # Set by the supervisor for its workers: bind the port with SO_REUSEPORT.
     reuse_port: bool = False
+    # The admin console under /admin (docs/admin.md); false: no console routes at all.
+    admin_enabled: bool = True
+    admin_user: str = "admin"
+    # None: a password generated at the first start, kept in data_dir (admin-password).
+    admin_password: str | None = None
 
     @property
     def embedded_redis(self) -> bool:

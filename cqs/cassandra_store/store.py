@@ -422,6 +422,59 @@ class CassandraMessageStore:
     async def _write(self, cql: str, parameters: Sequence[Any]) -> None:
         await self._session.write(cql, parameters)
 
+    # --- for operators (read only) ---------------------------------------------------------
+
+    async def browse(
+        self, queue: Queue, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """`scan` order, resumable: the position is (bucket, shard, last message id)."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        await self._agree_on_layout()
+        start = _read_browse_position(after)
+        found: list[Message] = []
+        for bucket in await self._buckets(queue.queue_id):
+            if start is not None and bucket < start[0]:
+                continue
+            resuming = start is not None and bucket == start[0]
+            shard, last = (start[1], start[2]) if start is not None and resuming else (0, None)
+            while shard < self._shard_count:
+                wanted = limit - len(found)
+                if last is None:
+                    page = await self._read_rows(
+                        queue.queue_id, bucket, self._all_shards[shard:], wanted
+                    )
+                else:
+                    page = await self._session.read(
+                        f"SELECT shard, message_id, payload FROM {schema.MESSAGES_TABLE}"
+                        " WHERE queue_id = ? AND bucket = ? AND shard = ? AND message_id > ?"
+                        f" LIMIT {wanted}",
+                        [queue.queue_id, bucket, shard, last],
+                    )
+                found.extend(rows.message_from_row(row.message_id, row.payload) for row in page)
+                if len(page) == wanted:
+                    position = _browse_position(bucket, int(page[-1].shard), page[-1].message_id)
+                    return found, position
+                shard, last = (self._shard_count, None) if last is None else (shard + 1, None)
+        return found, None
+
+    async def describe(self) -> dict[str, str]:
+        local = await self._session.read(
+            "SELECT cluster_name, release_version, data_center, partitioner FROM system.local"
+        )
+        peers = await self._session.read("SELECT peer FROM system.peers")
+        described = {
+            "nodes": str(1 + len(peers)),
+            "bucket_seconds": str(self._bucket_seconds),
+            "shards": str(self._shard_count),
+        }
+        if local:
+            for column in ("cluster_name", "release_version", "data_center", "partitioner"):
+                value = getattr(local[0], column, None)
+                if value is not None:
+                    described[column] = str(value)
+        return described
+
 
 def _deliverable(messages: list[Message], now_ms: int, seen: set[str]) -> list[Message]:
     chosen = [m for m in messages if m.visible_at_ms <= now_ms and m.message_id not in seen]
@@ -435,3 +488,17 @@ async def _all_or_first_error(calls: Sequence[Awaitable[None]]) -> None:
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             raise outcome
+
+
+def _browse_position(bucket: int, shard: int, last: uuid.UUID) -> str:
+    return f"{bucket}.{shard}.{last}"
+
+
+def _read_browse_position(position: str | None) -> tuple[int, int, uuid.UUID] | None:
+    if not position:
+        return None
+    try:
+        bucket, shard, last = position.split(".")
+        return int(bucket), int(shard), uuid.UUID(last)
+    except ValueError as exc:
+        raise ValueError(f"not a browse position: {position!r}") from exc

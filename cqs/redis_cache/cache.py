@@ -828,3 +828,74 @@ class RedisMessageCache:
             await feed.stop()
         for server in self._servers.values():
             await server.client.aclose()
+
+    # --- for operators (read only) ----------------------------------------------------------
+
+    def server_of(self, queue_name: str) -> str:
+        return self._labels[self.server_for(queue_name)]
+
+    async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
+        servers = list(self._servers.values())
+        described = await asyncio.gather(
+            *(self._describe_server(server, now_ms) for server in servers)
+        )
+        return {self._labels[s.url]: d for s, d in zip(servers, described, strict=True)}
+
+    async def _describe_server(self, server: _Server, now_ms: int) -> dict[str, str]:
+        async def read() -> tuple[dict[str, Any], list[Any]]:
+            info = await server.client.info()
+            pipeline = server.client.pipeline(transaction=False)
+            pipeline.zcount(DUE_KEY, "-inf", now_ms)
+            pipeline.zrange(DUE_KEY, 0, 0, withscores=True)
+            pipeline.get(SWEEPER_KEY)
+            return info, list(await pipeline.execute())
+
+        try:
+            info, (due_queues, earliest, sweeper) = await self._call(server, read)
+        except StorageUnavailable:
+            return {}
+        described: dict[str, str] = {
+            name: str(info[name])
+            for name in (
+                "redis_version", "uptime_in_seconds", "used_memory", "used_memory_human",
+                "used_memory_peak_human", "maxmemory", "maxmemory_human", "connected_clients",
+                "role",
+            )
+            if name in info
+        }
+        described["due_queues"] = str(int(due_queues))
+        if earliest:
+            described["earliest_due_ms"] = str(int(earliest[0][1]))
+        if sweeper:
+            described["sweeper"] = str(sweeper)
+        return described
+
+    async def message_states(
+        self, queue_name: str, message_ids: Sequence[str], now_ms: int
+    ) -> dict[str, tuple[str, int, int]]:
+        server = self._servers[self.server_for(queue_name)]
+        keys = QueueKeys(queue_name)
+
+        async def read() -> list[Any]:
+            pipeline = server.client.pipeline(transaction=True)
+            for message_id in message_ids:
+                pipeline.hget(keys.receipt, message_id)
+                pipeline.zscore(keys.inflight, message_id)
+                pipeline.zscore(keys.delayed, message_id)
+            return list(await pipeline.execute())
+
+        replies = await self._call(server, read) if message_ids else []
+        states: dict[str, tuple[str, int, int]] = {}
+        for index, message_id in enumerate(message_ids):
+            receipt, hidden_until, delayed_until = replies[index * 3 : index * 3 + 3]
+            if receipt is None:
+                continue
+            _sent, receive_count, first_receive_ms = str(receipt).split(":")[:3]
+            if hidden_until is not None and float(hidden_until) > now_ms:
+                where = "in flight"
+            elif delayed_until is not None and float(delayed_until) > now_ms:
+                where = "delayed"
+            else:
+                where = "visible"
+            states[message_id] = (where, int(receive_count), int(first_receive_ms))
+        return states

@@ -1,0 +1,277 @@
+"""QueueInspector: what operators look at that the SQS API does not show, read only.
+
+Owns the admin console's read-only views over the storage ports: peeking at a queue's
+messages in the durable store (no visibility or receive count changes, no cache fill),
+one message by id, which queue dead-letters into which, and the cluster: Redis servers
+with the queues they own, their memory and revisibility lag, Cassandra's status, and the
+API processes of this deployment this process can see. Everything that changes a queue
+goes through `QueueService`, never through here.
+
+Imports model, errors, ports, the pure `redrive` helpers and the standard library; never an
+adapter, aiohttp, redis or cassandra (the composition root hands in the ports).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from cqs import redrive
+from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
+from cqs.model import CacheState, Message, Queue
+from cqs.ports import MessageCache, MessageStore, QueueCatalog
+
+MAX_PEEK = 100
+# The dead-letter links of every queue (one catalog read per queue) are read again at most
+# every LINKS_TTL_SECONDS, or every second per LINKS_QUEUES_PER_SECOND queues if that is
+# longer, however many consoles refresh.
+LINKS_TTL_SECONDS = 15.0
+LINKS_QUEUES_PER_SECOND = 100
+_CATALOG_READS_AT_ONCE = 32
+_CLUSTER_CHECK_SECONDS = 3.0
+
+# Where a peeked message is, besides the cache's own answers ("visible", "in flight",
+# "delayed").
+NOT_CACHED = "not cached"  # the queue's cache is not filled: it is served from Cassandra
+UNKNOWN = "unknown"  # the queue's Redis does not answer
+
+
+@dataclass(frozen=True, slots=True)
+class PeekedMessage:
+    """A message as the durable store holds it, with what the cache knows of it."""
+
+    message: Message
+    state: str
+    receive_count: int | None = None  # None: not known (the cache does not hold it)
+    first_receive_ms: int | None = None  # None or 0: never received, as far as is known
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    messages: list[PeekedMessage]
+    next_position: str | None  # opaque; None: this was the last page
+
+
+@dataclass(frozen=True, slots=True)
+class RedisServerView:
+    name: str  # host:port/db, never a password
+    reachable: bool
+    figures: Mapping[str, str]  # INFO figures and the sweep state, as the cache reports them
+    queues: list[str]
+    revisibility_lag_ms: int  # how long the earliest due message is overdue (0: on time)
+
+
+@dataclass(frozen=True, slots=True)
+class CassandraView:
+    reachable: bool
+    figures: Mapping[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessView:
+    pid: int
+    this_process: bool
+    rss_bytes: int | None = None
+    cpu_seconds: float | None = None
+    uptime_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    taken_ms: int
+    redis: list[RedisServerView]
+    cassandra: CassandraView
+    processes: list[ProcessView]
+    queue_count: int | None  # None: the catalog did not answer
+
+
+class QueueInspector:
+    """Read-only views over the catalog, the store and the cache.
+
+    `worker_pids` names the API processes serving this port (the workers of
+    `cqs serve --workers N`, or this process alone); processes on other hosts are not seen.
+    """
+
+    def __init__(
+        self,
+        catalog: QueueCatalog,
+        store: MessageStore,
+        cache: MessageCache,
+        *,
+        worker_pids: Callable[[], Sequence[int]] = lambda: [os.getpid()],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._cache = cache
+        self._worker_pids = worker_pids
+        self._clock = clock
+        self._links: dict[str, str] = {}
+        self._links_at: float | None = None
+        self._links_ttl = LINKS_TTL_SECONDS
+        self._links_lock = asyncio.Lock()
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def _queue(self, name: str) -> Queue:
+        queue = await self._catalog.get(name)
+        if queue is None:
+            raise QueueDoesNotExist("The specified queue does not exist.")
+        return queue
+
+    # --- messages ----------------------------------------------------------------------------
+
+    async def peek(self, name: str, position: str | None, limit: int) -> MessagePage:
+        """A page of the queue's messages from the durable store, without receiving them."""
+        if not 1 <= limit <= MAX_PEEK:
+            raise InvalidParameterValue(f"Peek between 1 and {MAX_PEEK} messages at a time.")
+        queue = await self._queue(name)
+        try:
+            messages, following = await self._store.browse(queue, position, limit)
+        except ValueError as exc:
+            raise InvalidParameterValue("Invalid message page position.") from exc
+        return MessagePage(await self._with_states(queue, messages), following)
+
+    async def message(self, name: str, message_id: str) -> PeekedMessage | None:
+        """One message by id from the durable store (None: deleted, expired or never sent)."""
+        queue = await self._queue(name)
+        found = await self._store.get(queue, message_id)
+        if found is None:
+            return None
+        return (await self._with_states(queue, [found]))[0]
+
+    async def _with_states(self, queue: Queue, messages: list[Message]) -> list[PeekedMessage]:
+        now_ms = self._now_ms()
+        try:
+            if await self._cache.state(queue.name) is not CacheState.READY:
+                return [_from_store(message, now_ms) for message in messages]
+            states = await self._cache.message_states(
+                queue.name, [message.message_id for message in messages], now_ms
+            )
+        except StorageUnavailable:
+            return [PeekedMessage(message, UNKNOWN) for message in messages]
+        peeked: list[PeekedMessage] = []
+        for message in messages:
+            known = states.get(message.message_id)
+            if known is None:  # a delete or an expiry the store has not seen yet
+                peeked.append(PeekedMessage(message, NOT_CACHED))
+            else:
+                peeked.append(PeekedMessage(message, known[0], known[1], known[2]))
+        return peeked
+
+    # --- dead-letter links -------------------------------------------------------------------
+
+    async def dead_letter_links(self) -> dict[str, str]:
+        """Source queue name -> the name of its dead-letter queue, for every queue with a
+        RedrivePolicy (kept for a while: see LINKS_TTL_SECONDS)."""
+        if self._links_at is not None and self._clock() - self._links_at < self._links_ttl:
+            return self._links
+        async with self._links_lock:
+            if self._links_at is None or self._clock() - self._links_at >= self._links_ttl:
+                self._links = await self._read_links()
+                self._links_at = self._clock()
+        return self._links
+
+    async def _read_links(self) -> dict[str, str]:
+        gate = asyncio.Semaphore(_CATALOG_READS_AT_ONCE)
+
+        async def target(name: str) -> str | None:
+            async with gate:
+                queue = await self._catalog.get(name)
+            policy = redrive.parse_redrive_policy(
+                None if queue is None else queue.attributes.get("RedrivePolicy")
+            )
+            return None if policy is None else redrive.queue_name_from_arn(
+                policy.dead_letter_target_arn
+            )
+
+        names = await self._catalog.list_names()
+        self._links_ttl = max(LINKS_TTL_SECONDS, len(names) / LINKS_QUEUES_PER_SECOND)
+        targets = await asyncio.gather(*(target(name) for name in names))
+        return {
+            name: dlq for name, dlq in zip(names, targets, strict=True) if dlq is not None
+        }
+
+    def forget_links(self) -> None:
+        """A queue's RedrivePolicy changed here: read the links again on next use."""
+        self._links_at = None
+
+    # --- cluster -----------------------------------------------------------------------------
+
+    def server_of(self, queue_name: str) -> str:
+        return self._cache.server_of(queue_name)
+
+    async def cluster(self) -> ClusterView:
+        now_ms = self._now_ms()
+        names_read, servers, cassandra = await asyncio.gather(
+            self._names(), self._cache.describe_servers(now_ms), self._cassandra()
+        )
+        owned: dict[str, list[str]] = {server: [] for server in servers}
+        for name in names_read or []:
+            owned.setdefault(self._cache.server_of(name), []).append(name)
+        redis_views = []
+        for server, figures in sorted(servers.items()):
+            earliest = int(figures.get("earliest_due_ms", now_ms))
+            redis_views.append(RedisServerView(
+                name=server,
+                reachable=bool(figures),
+                figures=figures,
+                queues=owned.get(server, []),
+                revisibility_lag_ms=max(0, now_ms - earliest),
+            ))
+        return ClusterView(
+            taken_ms=now_ms,
+            redis=redis_views,
+            cassandra=cassandra,
+            processes=[_process(pid) for pid in self._worker_pids()],
+            queue_count=None if names_read is None else len(names_read),
+        )
+
+    async def _names(self) -> list[str] | None:
+        try:
+            return await self._catalog.list_names()
+        except StorageUnavailable:
+            return None
+
+    async def _cassandra(self) -> CassandraView:
+        try:
+            figures = await asyncio.wait_for(self._store.describe(), _CLUSTER_CHECK_SECONDS)
+        except (StorageUnavailable, TimeoutError) as error:
+            return CassandraView(False, error=str(error) or "no answer in time")
+        return CassandraView(True, figures)
+
+
+def _from_store(message: Message, now_ms: int) -> PeekedMessage:
+    """What the store alone tells: delayed until its delay passes; receives are unknown."""
+    if message.visible_at_ms > now_ms:
+        return PeekedMessage(message, "delayed")
+    return PeekedMessage(message, NOT_CACHED)
+
+
+def _process(pid: int) -> ProcessView:
+    """Figures of a local process from /proc (Linux); only the pid elsewhere."""
+    this = pid == os.getpid()
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            # Fields after the command name (which may hold spaces) start at field 3.
+            fields = handle.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as handle:
+            boot_uptime = float(handle.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return ProcessView(pid, this)
+    ticks = os.sysconf("SC_CLK_TCK")
+    page = os.sysconf("SC_PAGE_SIZE")
+    cpu_seconds = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    started = int(fields[19]) / ticks  # seconds after boot
+    return ProcessView(
+        pid=pid,
+        this_process=this,
+        rss_bytes=int(fields[21]) * page,
+        cpu_seconds=round(cpu_seconds, 2),
+        uptime_seconds=round(boot_uptime - started, 1),
+    )

@@ -1,0 +1,254 @@
+"""Fixtures of the admin console tests: a cqs server of their own (with a known admin
+password), one headless Debian chromium for the whole session driven by Playwright, a
+logged-in browser context, a boto3 client of the same server, and screenshots.
+
+Playwright is only ever pointed at /usr/bin/chromium: it never downloads a browser. The
+browser tests do not import cqs: they see the server only through a browser and HTTP, as an
+operator would (test_history.py tests the console's pure history buffer directly).
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    ViewportSize,
+    sync_playwright,
+)
+
+from tests.fixtures.cqs_server import StartServer
+
+ADMIN_PASSWORD = "console-test-" + uuid.uuid4().hex[:8]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "admin"
+DOC_SCREENSHOTS = REPO / "docs" / "admin"
+# docs/admin/*.png are committed: they are rewritten only when asked for, so that a test run
+# leaves the working tree as it found it.
+UPDATE_DOC_SCREENSHOTS = os.environ.get("CQS_UPDATE_DOC_SCREENSHOTS") == "1"
+# How long a page may take to show what the live refresh brings (it polls every 2 s).
+LIVE_SECONDS = 20
+
+
+@dataclass(frozen=True)
+class Console:
+    url: str  # the server's base URL
+    pid: int | None
+    keyspace: str
+    redis_label: str  # host:port/db of the server's Redis, as the console names it
+
+    @property
+    def admin(self) -> str:
+        return self.url + "/admin"
+
+
+@pytest.fixture(scope="session")
+def console(redis_server: Any, start_cqs_server: StartServer) -> Console:
+    server = start_cqs_server(
+        [redis_server.url], extra_args=["--admin-password", ADMIN_PASSWORD]
+    )
+    parts = urllib.parse.urlsplit(redis_server.url)
+    label = f"{parts.hostname}:{parts.port}{parts.path or '/0'}"
+    return Console(server.url, server.pid, server.keyspace, label)
+
+
+@pytest.fixture(scope="session")
+def sqs(console: Console) -> Any:
+    return boto3.client(
+        "sqs",
+        endpoint_url=console.url,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"total_max_attempts": 1}, read_timeout=40),
+    )
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    launched = playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+    try:
+        yield launched
+    finally:
+        launched.close()
+
+
+def log_in(page: Page, console: Console, password: str = ADMIN_PASSWORD) -> None:
+    page.goto(console.admin + "/login")
+    page.get_by_label("User name").fill("admin")
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+@pytest.fixture(scope="session")
+def signed_in(browser: Browser, console: Console) -> Iterator[BrowserContext]:
+    """A browser context logged in once for the whole session."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    log_in(page, console)
+    page.wait_for_url(console.admin + "/")
+    page.close()
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(signed_in: BrowserContext) -> Iterator[Page]:
+    opened = signed_in.new_page()
+    opened.set_default_timeout(15_000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield opened
+    finally:
+        opened.close()
+    assert not errors, f"the page's script failed: {errors}"
+
+
+@pytest.fixture
+def anonymous(browser: Browser) -> Iterator[Page]:
+    """A page of a fresh context: no session cookie."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def screenshot(page: Page, name: str, *, full_page: bool = False) -> None:
+    """A picture of the page as a test artifact (and, when asked for, for docs/admin.md)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
+    if UPDATE_DOC_SCREENSHOTS:
+        DOC_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(DOC_SCREENSHOTS / f"{name}.png"), full_page=full_page)
+
+
+def unique(prefix: str = "adm-") -> str:
+    return prefix + uuid.uuid4().hex[:10]
+
+
+# --- plain HTTP, for what a browser would not send --------------------------------------------
+
+
+@dataclass
+class HttpAnswer:
+    status: int
+    location: str | None
+    body: str
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class HttpSession:
+    """urllib with a cookie jar and no redirects followed."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+        self._opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirects()
+        )
+
+    def request(self, path: str, form: dict[str, str] | None = None) -> HttpAnswer:
+        data = urllib.parse.urlencode(form).encode() if form is not None else None
+        try:
+            with self._opener.open(self.base + path, data=data, timeout=30) as response:
+                return HttpAnswer(
+                    response.status, response.headers.get("Location"), response.read().decode()
+                )
+        except urllib.error.HTTPError as error:
+            return HttpAnswer(error.code, error.headers.get("Location"), error.read().decode())
+
+    def csrf_token(self, path: str) -> str:
+        page = self.request(path)
+        found = re.search(r'name="csrf_token" value="([^"]+)"', page.body)
+        assert found, f"no CSRF token on {path}: {page.status} {page.body[:300]}"
+        return found.group(1)
+
+    def log_in(self, password: str = ADMIN_PASSWORD) -> HttpAnswer:
+        token = self.csrf_token("/admin/login")
+        return self.request(
+            "/admin/login",
+            {"csrf_token": token, "user": "admin", "password": password, "next": "/admin/"},
+        )
+
+
+# --- a few queues that look like a real deployment's, for the screenshots ------------------
+
+SHOWCASE_PREFIX = "shop-"
+
+
+@pytest.fixture(scope="session")
+def showcase(sqs: Any) -> dict[str, str]:
+    """shop-orders (dead letters to shop-orders-dlq, tagged), shop-emails, shop-billing, with
+    some messages; name -> queue URL."""
+    urls: dict[str, str] = {}
+    urls["shop-orders-dlq"] = sqs.create_queue(QueueName="shop-orders-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(
+        QueueUrl=urls["shop-orders-dlq"], AttributeNames=["QueueArn"]
+    )["Attributes"]["QueueArn"]
+    urls["shop-orders"] = sqs.create_queue(
+        QueueName="shop-orders",
+        Attributes={
+            "VisibilityTimeout": "60",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5"}),
+        },
+        tags={"team": "checkout", "env": "staging"},
+    )["QueueUrl"]
+    urls["shop-emails"] = sqs.create_queue(QueueName="shop-emails")["QueueUrl"]
+    urls["shop-billing"] = sqs.create_queue(
+        QueueName="shop-billing", Attributes={"DelaySeconds": "30"}
+    )["QueueUrl"]
+    for number in range(12):
+        order = {"order": 1000 + number, "customer": f"c-{number % 4}", "total": 19.5 + number}
+        sqs.send_message(
+            QueueUrl=urls["shop-orders"], MessageBody=json.dumps(order),
+            MessageAttributes={
+                "source": {"DataType": "String", "StringValue": "web"},
+                "priority": {"DataType": "Number", "StringValue": str(number % 3)},
+            },
+        )
+    for number in range(5):
+        sqs.send_message(QueueUrl=urls["shop-emails"], MessageBody=f"welcome mail {number}")
+    sqs.send_message(QueueUrl=urls["shop-billing"], MessageBody="invoice 77")
+    sqs.receive_message(  # some in flight
+        QueueUrl=urls["shop-orders"], MaxNumberOfMessages=3, VisibilityTimeout=3600
+    )
+    return urls
