@@ -668,7 +668,10 @@ class RedisMessageCache:
 
         async def read() -> list[int]:
             pipeline = server.client.pipeline(transaction=True)
-            pipeline.llen(keys.visible)
+            if keys.fifo_queue:
+                pipeline.zcard(keys.visible)
+            else:
+                pipeline.llen(keys.visible)
             pipeline.zcount(keys.inflight, "-inf", now_ms)
             pipeline.zcard(keys.inflight)
             pipeline.zcount(keys.delayed, "-inf", now_ms)
@@ -727,10 +730,16 @@ class RedisMessageCache:
             for queue_name in queue_names:
                 keys = QueueKeys(queue_name)
                 pipeline.get(keys.state)
-                pipeline.llen(keys.visible)
+                if keys.fifo_queue:
+                    pipeline.zcard(keys.visible)
+                else:
+                    pipeline.llen(keys.visible)
                 pipeline.zcard(keys.inflight)
                 pipeline.zcard(keys.delayed)
-                pipeline.lindex(keys.visible, 0)
+                if keys.fifo_queue:  # the lowest sequence number: the oldest send
+                    pipeline.zrange(keys.visible, 0, 0)
+                else:
+                    pipeline.lindex(keys.visible, 0)
             return list(await pipeline.execute())
 
         try:
@@ -740,6 +749,8 @@ class RedisMessageCache:
         found: dict[str, QueueStats] = {}
         for index, queue_name in enumerate(queue_names):
             state, visible, in_flight, delayed, head = replies[index * 5 : index * 5 + 5]
+            if isinstance(head, list):  # a FIFO queue's ZRANGE
+                head = head[0] if head else None
             if state is None:
                 cache_state = CacheState.ABSENT
             elif state == STATE_READY:

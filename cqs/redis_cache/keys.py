@@ -8,7 +8,9 @@ Per queue (`cqs:{<queue>}:...`):
 
   state          STRING  absent | "filling:<owner>" (with a PX lease) | "ready"
   visible        LIST    message ids; sends RPUSH at the tail, receives LPOP the head,
-                         messages back from flight LPUSH at the head
+                         messages back from flight LPUSH at the head. A FIFO queue's
+                         (its name ends in ".fifo") is a ZSET instead: id -> sequence
+                         number, so order holds however messages were cached
   payload        HASH    id -> the message as compact JSON (`cqs/message_codec.py`)
   receipt        HASH    id -> "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>"
                          (sent_ms here lets Lua apply retention without decoding JSON;
@@ -111,6 +113,11 @@ class QueueKeys:
     @property
     def store_deletes(self) -> str:
         return self._key("store_deletes")
+
+    @property
+    def fifo_queue(self) -> bool:
+        """FIFO queue names end in ".fifo"; the Lua scripts tell the same from KEYS[1]."""
+        return self.queue_name.endswith(".fifo")
 
     @property
     def fifo(self) -> str:

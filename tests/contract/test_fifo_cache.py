@@ -6,13 +6,39 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import replace
+
+import pytest
 
 from cqs.model import Deduplication, Message
 from cqs.redis_cache.cache import RedisMessageCache
-from tests.contract.test_message_cache import now_ms, ready_queue
+from tests.contract.test_message_cache import now_ms
 
 QUEUE_ID = "incarnation-1"
+
+
+@pytest.fixture(autouse=True)
+async def drop_queues_afterwards(message_cache: RedisMessageCache) -> AsyncIterator[None]:
+    """Leave nothing due behind: other suites sweep the same Redis and count what is due."""
+    yield
+    while CREATED:
+        await message_cache.drop(CREATED.pop())
+
+
+CREATED: list[str] = []
+
+
+def fifo_queue_name() -> str:
+    CREATED.append(f"q-{uuid.uuid4().hex}.fifo")
+    return CREATED[-1]
+
+
+async def ready_fifo_queue(cache: RedisMessageCache) -> str:
+    name = fifo_queue_name()
+    assert await cache.begin_fill(name, "filler", 10_000)
+    assert await cache.finish_fill(name, "filler")
+    return name
 
 
 def fifo_message(body: str, group: str, sequence: int, sent_ms: int) -> Message:
@@ -58,7 +84,7 @@ async def receive(cache: RedisMessageCache, name: str, at_ms: int, count: int = 
 async def test_admission_numbers_in_order_and_names_the_original_of_a_duplicate(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    name = await ready_fifo_queue(message_cache)
     at = now_ms()
     first = await message_cache.admit(name, QUEUE_ID, [("k1", "id-1"), ("k2", "id-2")], at)
     assert first.cache_ready
@@ -85,7 +111,7 @@ async def test_admission_numbers_in_order_and_names_the_original_of_a_duplicate(
 async def test_an_abandoned_admission_frees_its_key_and_empty_keys_only_number(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    name = await ready_fifo_queue(message_cache)
     at = now_ms()
     await message_cache.admit(name, QUEUE_ID, [("k", "id-1")], at)
     await message_cache.abandon(name, QUEUE_ID, [("k", "id-1")])
@@ -99,7 +125,7 @@ async def test_an_abandoned_admission_frees_its_key_and_empty_keys_only_number(
 async def test_keys_of_another_queue_incarnation_do_not_deduplicate(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    name = await ready_fifo_queue(message_cache)
     at = now_ms()
     await message_cache.admit(name, "old-incarnation", [("k", "id-1")], at)
     fresh = await message_cache.admit(name, QUEUE_ID, [("k", "id-2")], at)
@@ -109,7 +135,7 @@ async def test_keys_of_another_queue_incarnation_do_not_deduplicate(
 async def test_a_group_with_a_message_in_flight_is_skipped_until_it_is_deleted(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    name = await ready_fifo_queue(message_cache)
     at = now_ms()
     sent = await send(message_cache, name, [("a1", "A"), ("a2", "A"), ("b1", "B")], at)
     held = await message_cache.receive_fifo(name, 1, 30_000, at, 10**9, ["nonce-a1"], 0, None)
@@ -124,7 +150,7 @@ async def test_a_group_with_a_message_in_flight_is_skipped_until_it_is_deleted(
 async def test_messages_back_from_flight_keep_their_group_order(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    name = await ready_fifo_queue(message_cache)
     at = now_ms()
     await send(message_cache, name, [("m1", "g"), ("m2", "g"), ("m3", "g")], at)
     assert await receive(message_cache, name, at, count=2, timeout_ms=1_000) == ["m1", "m2"]
@@ -135,7 +161,7 @@ async def test_messages_back_from_flight_keep_their_group_order(
 async def test_a_repeated_attempt_id_gets_the_same_messages(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    name = await ready_fifo_queue(message_cache)
     at = now_ms()
     await send(message_cache, name, [("x1", "g"), ("x2", "g"), ("y1", "h")], at)
     first = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["n1", "n2"], 0, "att")
@@ -149,7 +175,7 @@ async def test_a_repeated_attempt_id_gets_the_same_messages(
 async def test_loaded_deduplication_records_answer_as_duplicates(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = f"q-{uuid.uuid4().hex}.fifo"  # never filled: as after a Redis restart
+    name = fifo_queue_name()  # never filled: as after a Redis restart
     at = now_ms()
     records = [Deduplication("k", "id-9", 5_000_000_000_000_000, at + 60_000),
                Deduplication("lapsed", "id-8", 4_000_000_000_000_000, at - 1)]
@@ -161,3 +187,45 @@ async def test_loaded_deduplication_records_answer_as_duplicates(
     assert (answer.outcomes[0].outcome, answer.outcomes[0].message_id) == ("duplicate", "id-9")
     assert [o.outcome for o in answer.outcomes[1:]] == ["new", "new"]
     assert answer.outcomes[1].sequence_number > 5_000_000_000_000_000  # numbering went on
+
+
+async def test_a_refill_in_store_order_still_delivers_each_group_in_sequence_order(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = fifo_queue_name()
+    at = now_ms()
+    messages = [fifo_message(f"m{i}", "g" if i % 2 else "h", 100 + i, at) for i in range(12)]
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    # the store hands pages back in its own order (shards), not in sequence order
+    shuffled = messages[7:] + messages[:3] + messages[3:7][::-1]
+    assert await message_cache.load(name, "filler", shuffled, at, {})
+    assert await message_cache.finish_fill(name, "filler")
+    by_group: dict[str, list[str]] = {"g": [], "h": []}
+    for _ in range(6):
+        outcome = await message_cache.receive_fifo(
+            name, 3, 30_000, at, 10**9, ["a", "b", "c"], 0, None
+        )
+        assert outcome is not None
+        for delivery in outcome[0]:
+            by_group[delivery.message.group_id or ""].append(delivery.message.body)
+            await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    assert by_group == {
+        "g": [f"m{i}" for i in range(1, 12, 2)],
+        "h": [f"m{i}" for i in range(0, 12, 2)],
+    }
+    counts = await message_cache.counts(name, at)
+    assert (counts.visible, counts.in_flight) == (0, 0)
+
+
+async def test_the_first_message_of_a_group_comes_first_even_behind_a_thousand_others(
+    message_cache: RedisMessageCache,
+) -> None:
+    name = fifo_queue_name()
+    at = now_ms()
+    messages = [fifo_message(f"m{i}", "g", 1_000 + i, at) for i in range(1_100)]
+    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.load(name, "filler", messages[::-1], at, {})  # newest first
+    assert await message_cache.finish_fill(name, "filler")
+    outcome = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["a", "b"], 0, None)
+    assert outcome is not None
+    assert [d.message.body for d in outcome[0]] == ["m0", "m1"]

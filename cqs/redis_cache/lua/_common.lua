@@ -6,6 +6,10 @@
 --   KEYS[12] fifo  KEYS[13] group_locks  KEYS[14] dedup  KEYS[15] dedup_expiry
 --   KEYS[16] sequence  KEYS[17] attempts  KEYS[18] attempt_expiry  (FIFO queues only)
 
+-- A FIFO queue's name ends in ".fifo" (names are validated so): its visible key is a sorted
+-- set of ids scored by sequence number, where a standard queue's is a list in send order.
+local IS_FIFO = string.sub(KEYS[1], -12) == '.fifo}:state'
+
 -- Milliseconds as an integer string (Lua would print large numbers in %.14g).
 local function ms(value)
   return string.format('%d', value)
@@ -76,6 +80,46 @@ local function lock_group(id, delta)
   end
 end
 
+-- Make messages visible: a standard queue's at the head (back from flight, the first of
+-- `ids` first) or at the tail; a FIFO queue's in sequence order wherever they came from.
+local function push_visible(ids, at_head)
+  if #ids == 0 then
+    return
+  end
+  if IS_FIFO then
+    for _, id in ipairs(ids) do
+      local entry = redis.call('HGET', KEYS[12], id)
+      local sequence = entry and string.match(entry, '^(%d+):')
+      if sequence then
+        redis.call('ZADD', KEYS[2], sequence, id)
+      end
+    end
+  elseif at_head then
+    local reversed = {}
+    for index = #ids, 1, -1 do
+      reversed[#reversed + 1] = ids[index]
+    end
+    redis.call('LPUSH', KEYS[2], unpack(reversed))
+  else
+    redis.call('RPUSH', KEYS[2], unpack(ids))
+  end
+end
+
+-- Take one message out of the visible messages; returns how many were removed (0 or 1).
+local function remove_visible(id)
+  if IS_FIFO then
+    return redis.call('ZREM', KEYS[2], id)
+  end
+  return redis.call('LREM', KEYS[2], 1, id)
+end
+
+local function visible_count()
+  if IS_FIFO then
+    return redis.call('ZCARD', KEYS[2])
+  end
+  return redis.call('LLEN', KEYS[2])
+end
+
 -- Make up to `limit` due messages visible: in-flight ones back at the head (earliest due
 -- first), delayed ones at the tail. Returns how many moved.
 local function move_due(now, limit)
@@ -86,18 +130,14 @@ local function move_due(now, limit)
     for _, id in ipairs(returning) do
       lock_group(id, -1)
     end
-    local reversed = {}
-    for index = #returning, 1, -1 do
-      reversed[#reversed + 1] = returning[index]
-    end
-    redis.call('LPUSH', KEYS[2], unpack(reversed))
+    push_visible(returning, true)
     moved = #returning
   end
   if moved < limit then
     local deliverable = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now, 'LIMIT', 0, limit - moved)
     if #deliverable > 0 then
       redis.call('ZREM', KEYS[6], unpack(deliverable))
-      redis.call('RPUSH', KEYS[2], unpack(deliverable))
+      push_visible(deliverable, false)
       moved = moved + #deliverable
     end
   end
@@ -134,6 +174,6 @@ local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until,
     note_due(visible_at_ms, queue)
     return 'delayed'
   end
-  redis.call('RPUSH', KEYS[2], id)
+  push_visible({id}, false)
   return 'visible'
 end

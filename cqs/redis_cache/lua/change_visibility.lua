@@ -29,7 +29,7 @@ end
 if tonumber(ARGV[3]) <= now then
   redis.call('ZREM', KEYS[5], id)
   lock_group(id, -1)
-  redis.call('LPUSH', KEYS[2], id)
+  push_visible({id}, true)
   announce(ARGV[6], ARGV[5])
 else
   redis.call('ZADD', KEYS[5], 'XX', ARGV[3], id)

@@ -27,7 +27,7 @@ if redis.call('ZSCORE', KEYS[5], id) then
   lock_group(id, -1)
 elseif redis.call('ZREM', KEYS[6], id) == 0 then
   -- visible: messages back from flight sit near the head, so the scan stops early
-  redis.call('LREM', KEYS[2], 1, id)
+  remove_visible(id)
 end
 forget_message(id)
 return 'deleted'

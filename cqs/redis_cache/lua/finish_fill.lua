@@ -18,7 +18,7 @@ local now = tonumber(ARGV[2])
 for index = 4, #ARGV, 2 do
   local id = ARGV[index]
   local until_ms = tonumber(ARGV[index + 1])
-  if until_ms > now and redis.call('LREM', KEYS[2], 1, id) > 0 then
+  if until_ms > now and remove_visible(id) > 0 then
     local receipt = redis.call('HGET', KEYS[4], id)
     local sent_ms = receipt and string.match(receipt, '^(%d+):') or ms(now)
     redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')

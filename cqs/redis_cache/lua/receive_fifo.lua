@@ -14,11 +14,12 @@
 --              ms, receipt nonce;
 --          [2] two values per dead letter: id, payload (received max-receive-count times:
 --              removed from the cache for the caller to move to the dead-letter queue).
--- Order: messages of a group leave in sequence order, and while any message of a group is
--- in flight (group_locks) no other message of that group is handed out. Groups are served
--- in the order their first visible message appears, each as far as max_count allows
--- ("as many messages of the same group as possible"). The scan looks at the first 1000
--- visible messages: messages back from flight sit at the head, new sends at the tail.
+-- Order: the visible set is scored by sequence number, so messages of a group leave in
+-- sequence order whatever order they were cached in (a refill loads them in store order),
+-- and while any message of a group is in flight (group_locks) no other message of that
+-- group is handed out. Groups are served in the order of their oldest visible message,
+-- each as far as max_count allows ("as many messages of the same group as possible"). The
+-- scan looks at the 1000 visible messages with the lowest sequence numbers.
 -- An attempt id seen before, whose messages are still in flight under that receive's
 -- nonces, gets the same messages again (same receive count, same nonce) and nothing else.
 -- Due messages (up to 1000) become visible first, as in receive.lua.
@@ -67,29 +68,29 @@ if moved > 0 then
   rescore_due(queue)
 end
 
-local window = redis.call('LRANGE', KEYS[2], 0, 999)
-local leaving = {}  -- window position -> true for messages that leave the visible list
-local groups = {}   -- groups in the order their first visible message appears
-local candidates = {}  -- group -> {{position, sequence}, ...}
-for position, id in ipairs(window) do
+local window = redis.call('ZRANGE', KEYS[2], 0, 999)
+local leaving = {}  -- ids that leave the visible set
+local groups = {}   -- groups in the order of their oldest visible message
+local candidates = {}  -- group -> ids, in sequence order
+local locked = {}  -- group -> whether it has messages in flight (read once per group)
+for _, id in ipairs(window) do
   local entry = redis.call('HGET', KEYS[12], id)
-  local receipt = redis.call('HGET', KEYS[4], id)
-  local sent = receipt and string.match(receipt, '^(%d+):')
-  local sequence, group
-  if entry then
-    sequence, group = string.match(entry, '^(%d+):(.*)$')
-  end
-  if not (group and sent) or redis.call('HEXISTS', KEYS[3], id) == 0
-      or tonumber(sent) + retention <= now then
-    forget_message(id)  -- expired or half-written
-    leaving[position] = true
-  elseif not redis.call('HGET', KEYS[13], group) then
-    if not candidates[group] then
-      candidates[group] = {}
-      groups[#groups + 1] = group
+  local group = entry and string.match(entry, '^%d+:(.*)$')
+  if not group then
+    forget_message(id)  -- half-written
+    leaving[#leaving + 1] = id
+  else
+    if locked[group] == nil then
+      locked[group] = redis.call('HEXISTS', KEYS[13], group) == 1
     end
-    local list = candidates[group]
-    list[#list + 1] = {position, tonumber(sequence)}
+    if not locked[group] then
+      if not candidates[group] then
+        candidates[group] = {}
+        groups[#groups + 1] = group
+      end
+      local list = candidates[group]
+      list[#list + 1] = id
+    end
   end
 end
 
@@ -101,21 +102,24 @@ for _, group in ipairs(groups) do
   if delivered >= max_count then
     break
   end
-  local list = candidates[group]
-  table.sort(list, function(a, b) return a[2] < b[2] end)
-  for _, candidate in ipairs(list) do
+  for _, id in ipairs(candidates[group]) do
     if delivered >= max_count then
       break
     end
-    local position = candidate[1]
-    local id = window[position]
     local receipt = redis.call('HGET', KEYS[4], id)
-    local sent, receives, first = string.match(receipt, '^(%d+):(%d+):(%d+):')
-    if max_receives > 0 and tonumber(receives) >= max_receives then
+    local payload = redis.call('HGET', KEYS[3], id)
+    local sent, receives, first
+    if receipt then
+      sent, receives, first = string.match(receipt, '^(%d+):(%d+):(%d+):')
+    end
+    if not (payload and sent) or tonumber(sent) + retention <= now then
+      forget_message(id)  -- expired or half-written: dropped, the group goes on
+      leaving[#leaving + 1] = id
+    elseif max_receives > 0 and tonumber(receives) >= max_receives then
       dead_letters[#dead_letters + 1] = id
-      dead_letters[#dead_letters + 1] = redis.call('HGET', KEYS[3], id)
+      dead_letters[#dead_letters + 1] = payload
       forget_message(id)
-      leaving[position] = true
+      leaving[#leaving + 1] = id
     else
       delivered = delivered + 1
       receives = tonumber(receives) + 1
@@ -127,10 +131,10 @@ for _, group in ipairs(groups) do
       if timeout > 0 then
         redis.call('ZADD', KEYS[5], ms(now + timeout), id)
         lock_group(id, 1)
-        leaving[position] = true
+        leaving[#leaving + 1] = id
       end
       deliveries[#deliveries + 1] = id
-      deliveries[#deliveries + 1] = redis.call('HGET', KEYS[3], id)
+      deliveries[#deliveries + 1] = payload
       deliveries[#deliveries + 1] = receives
       deliveries[#deliveries + 1] = tonumber(first)
       deliveries[#deliveries + 1] = nonce
@@ -139,18 +143,8 @@ for _, group in ipairs(groups) do
   end
 end
 
-if next(leaving) then
-  -- rewrite the scanned head without the messages that left, in the same order
-  local kept = {}
-  for position = #window, 1, -1 do
-    if not leaving[position] then
-      kept[#kept + 1] = window[position]
-    end
-  end
-  redis.call('LTRIM', KEYS[2], #window, -1)
-  for start = 1, #kept, 1000 do
-    redis.call('LPUSH', KEYS[2], unpack(kept, start, math.min(start + 999, #kept)))
-  end
+if #leaving > 0 then
+  redis.call('ZREM', KEYS[2], unpack(leaving))
 end
 if delivered > 0 and timeout > 0 then
   note_due(ms(now + timeout), queue)
@@ -161,7 +155,7 @@ if attempt ~= '' and delivered > 0 then
   redis.call('PEXPIRE', KEYS[17], 2 * tonumber(ARGV[9]))
   redis.call('PEXPIRE', KEYS[18], 2 * tonumber(ARGV[9]))
 end
-if moved > 0 and redis.call('LLEN', KEYS[2]) > 0 then
+if moved > 0 and visible_count() > 0 then
   announce(ARGV[6], queue)
 end
 return {deliveries, dead_letters}

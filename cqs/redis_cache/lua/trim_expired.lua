@@ -8,13 +8,20 @@
 -- Returns: how many messages were dropped.
 -- Pops from the head while the head message was sent at least the retention period ago
 -- (or is half-written); stops at the first live one. The head holds the oldest sends and
--- the messages back from flight, so one pass finds most expired messages cheaply.
+-- the messages back from flight (a FIFO queue's head: its lowest sequence numbers, the
+-- oldest sends), so one pass finds most expired messages cheaply.
+--!include _common.lua
 local now = tonumber(ARGV[1])
 local retention = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
 local dropped = 0
 while dropped < budget do
-  local id = redis.call('LINDEX', KEYS[2], 0)
+  local id
+  if IS_FIFO then
+    id = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  else
+    id = redis.call('LINDEX', KEYS[2], 0)
+  end
   if not id then
     break
   end
@@ -23,10 +30,8 @@ while dropped < budget do
   if sent and redis.call('HEXISTS', KEYS[3], id) == 1 and tonumber(sent) + retention > now then
     break
   end
-  redis.call('LPOP', KEYS[2])
-  redis.call('HDEL', KEYS[3], id)
-  redis.call('HDEL', KEYS[4], id)
-  redis.call('HDEL', KEYS[12], id)
+  remove_visible(id)
+  forget_message(id)
   dropped = dropped + 1
 end
 return dropped
