@@ -65,7 +65,7 @@ class Console:
         return self.url + "/admin"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def console(redis_server: Any, start_cqs_server: StartServer) -> Console:
     server = start_cqs_server(
         [redis_server.url], extra_args=["--admin-password", ADMIN_PASSWORD]
@@ -75,7 +75,7 @@ def console(redis_server: Any, start_cqs_server: StartServer) -> Console:
     return Console(server.url, server.pid, server.keyspace, label)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def sqs(console: Console) -> Any:
     return boto3.client(
         "sqs",
@@ -87,13 +87,16 @@ def sqs(console: Console) -> Any:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
+    """Package-scoped, like everything built on it: Playwright's sync API runs an event loop
+    in the main thread while it is open, and the asyncio tests of the other packages (run
+    after this one) cannot start theirs until it is closed."""
     with sync_playwright() as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     launched = playwright.chromium.launch(
         executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
@@ -111,9 +114,9 @@ def log_in(page: Page, console: Console, password: str = ADMIN_PASSWORD) -> None
     page.get_by_role("button", name="Log in").click()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def signed_in(browser: Browser, console: Console) -> Iterator[BrowserContext]:
-    """A browser context logged in once for the whole session."""
+    """A browser context logged in once for the whole package."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     log_in(page, console)
@@ -215,7 +218,7 @@ class HttpSession:
 SHOWCASE_PREFIX = "shop-"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def showcase(sqs: Any) -> dict[str, str]:
     """shop-orders (dead letters to shop-orders-dlq, tagged), shop-emails, shop-billing, with
     some messages; name -> queue URL."""
