@@ -818,19 +818,28 @@ class RedisMessageCache:
                     num=limit,
                 ),
             )
-            for queue_name in due_queues:
-                moved = await self._call(
-                    server,
-                    server.scripts.release_due,
-                    keys=QueueKeys(queue_name).script_keys(),
-                    args=[now_ms, limit, queue_name, ARRIVALS_CHANNEL],
-                )
-                if moved:
-                    released.append(queue_name)
+            if due_queues:
+                moved = await self._call(server, self._release_due_queues, server, due_queues,
+                                         now_ms, limit)
+                released = [name for name, count in zip(due_queues, moved, strict=True) if count]
         except StorageUnavailable:
             # the breaker logged the outage once; the sweep goes on with the other servers
             log.debug("skipping the revisibility sweep on %s: unreachable", server.url)
         return released
+
+    @staticmethod
+    async def _release_due_queues(
+        server: _Server, queue_names: Sequence[str], now_ms: int, limit: int
+    ) -> list[int]:
+        """One `release_due` script call per queue, all in one pipeline (one round trip)."""
+        pipeline = server.client.pipeline(transaction=False)
+        for queue_name in queue_names:
+            await server.scripts.release_due(
+                keys=QueueKeys(queue_name).script_keys(),
+                args=[now_ms, limit, queue_name, ARRIVALS_CHANNEL],
+                client=pipeline,
+            )
+        return [int(count) for count in await pipeline.execute()]
 
     async def close(self) -> None:
         """Ends every `arrivals()` iterator (closing its subscriptions), then the clients."""
