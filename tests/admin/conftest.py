@@ -3,8 +3,10 @@ password), one headless Debian chromium for the whole session driven by Playwrig
 logged-in browser context, a boto3 client of the same server, and screenshots.
 
 Playwright is only ever pointed at /usr/bin/chromium: it never downloads a browser. The
-browser tests do not import cqs: they see the server only through a browser and HTTP, as an
-operator would (test_history.py tests the console's pure history buffer directly).
+server runs over a Redis of its own, so its revisibility sweep leaves the shared Redis of
+the other suites alone. The browser tests do not import cqs: they see the server only
+through a browser and HTTP, as an operator would (test_history.py tests the console's pure
+history buffer directly).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from cqs.embedded.redis_server import EmbeddedRedis
 from tests.fixtures.cqs_server import StartServer
 
 ADMIN_PASSWORD = "console-test-" + uuid.uuid4().hex[:8]
@@ -66,13 +69,28 @@ class Console:
 
 
 @pytest.fixture(scope="package")
-def console(redis_server: Any, start_cqs_server: StartServer) -> Console:
+def console_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    """A Redis of the console's own: the server's revisibility sweep must not run on the
+    shared Redis that other suites sweep and count themselves."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("console-redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="package")
+def console(console_redis: EmbeddedRedis, start_cqs_server: StartServer) -> Iterator[Console]:
     server = start_cqs_server(
-        [redis_server.url], extra_args=["--admin-password", ADMIN_PASSWORD]
+        [console_redis.url], extra_args=["--admin-password", ADMIN_PASSWORD]
     )
-    parts = urllib.parse.urlsplit(redis_server.url)
+    parts = urllib.parse.urlsplit(console_redis.url)
     label = f"{parts.hostname}:{parts.port}{parts.path or '/0'}"
-    return Console(server.url, server.pid, server.keyspace, label)
+    try:
+        yield Console(server.url, server.pid, server.keyspace, label)
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="package")

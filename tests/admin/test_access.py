@@ -82,10 +82,10 @@ def test_a_login_post_without_the_csrf_token_is_refused(console: Console) -> Non
 
 
 def test_the_console_can_be_turned_off(
-    console: Console, redis_server: Any, start_cqs_server: Any
+    console: Console, console_redis: Any, start_cqs_server: Any
 ) -> None:
     server = start_cqs_server(
-        [redis_server.url], keyspace=console.keyspace, extra_args=["--admin-enabled", "false"]
+        [console_redis.url], keyspace=console.keyspace, extra_args=["--admin-enabled", "false"]
     )
     http = HttpSession(server.url)
     assert http.request("/admin/").status == 404
@@ -95,12 +95,13 @@ def test_the_console_can_be_turned_off(
     assert login.status == 400 and "csrf_token" not in login.body
     enabled = HttpSession(console.url).request("/admin/login")
     assert enabled.status == 200 and "csrf_token" in enabled.body
+    server.stop()
 
 
 def test_without_a_configured_password_one_is_generated_kept_and_printed_once(
-    console: Console, redis_server: Any, start_cqs_server: Any
+    console: Console, console_redis: Any, start_cqs_server: Any
 ) -> None:
-    server = start_cqs_server([redis_server.url], keyspace=console.keyspace)
+    server = start_cqs_server([console_redis.url], keyspace=console.keyspace)
     kept = server.log_path.parent / "data" / "admin-password"
     password = kept.read_text().strip()
     assert len(password) >= 20
@@ -116,3 +117,4 @@ def test_without_a_configured_password_one_is_generated_kept_and_printed_once(
     assert password not in restarted_log
     assert "password in " in restarted_log
     assert HttpSession(server.url).log_in(password).status == 303
+    server.stop()

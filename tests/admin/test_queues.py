@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import pytest
@@ -184,10 +185,18 @@ def test_many_queues_are_filtered_by_prefix_and_paged(
     names = [f"{prefix}{index:03d}" for index in range(60)]
     for name in names:
         sqs.create_queue(QueueName=name)
-    page.goto(console.admin + "/")
-    page.get_by_label("Name prefix").fill(prefix)
-    page.get_by_label("Per page").select_option("25")
-    page.get_by_role("button", name="Filter").click()
+    # The console lists queue names at most every 2 s: queues made through the API (not the
+    # console) may take that long to appear, so filter again until all 60 are there.
+    deadline = time.monotonic() + 10
+    while True:
+        page.goto(console.admin + "/")
+        page.get_by_label("Name prefix").fill(prefix)
+        page.get_by_label("Per page").select_option("25")
+        page.get_by_role("button", name="Filter").click()
+        page.wait_for_load_state()
+        if page.locator("[data-total]").inner_text() == "60" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     expect(page.locator("[data-total]")).to_have_text("60")
     rows = page.locator("tbody[data-queue-rows] tr[data-name]")
     expect(rows).to_have_count(25)
