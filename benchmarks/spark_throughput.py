@@ -1,0 +1,211 @@
+"""Messages per second through the `cqs` Spark data source: writer, peek and streaming source.
+
+Starts an embedded Redis, an embedded Cassandra and one `cqs serve` process (or measures
+`--endpoint`), and one local SparkSession (`--master`, default local[2]), then for each
+receiver count in `--receivers`:
+
+1. writer: `df.write.format("cqs")` of `--messages` rows (256-byte bodies, `--partitions`
+   partitions, SendMessageBatch from the executors with `--send-parallelism` calls in flight
+   per task) into a fresh queue;
+2. peek: `spark.read.format("cqs")` of up to `--peek-messages` of them (receive, then
+   release with ChangeMessageVisibility 0);
+3. stream: `readStream.format("cqs")` with `trigger(availableNow=True)` into the `noop` sink,
+   `--batch` messages per micro-batch, until the queue is drained (each message received on
+   the driver, handed to a partition, deleted after its micro-batch is committed).
+
+A small unrecorded round runs first (Python workers, imports). Wall time includes Spark's
+job scheduling, as a user sees it. `--write-docs` replaces the generated section of
+docs/performance.md.
+
+    python benchmarks/spark_throughput.py --messages 20000 --write-docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+from sqs_throughput import client, machine, start_local_server  # noqa: E402
+
+DOC = ROOT / "docs" / "performance.md"
+BEGIN = "<!-- spark_throughput:begin -->"
+END = "<!-- spark_throughput:end -->"
+
+
+@dataclass
+class Row:
+    scenario: str
+    receivers: int | None
+    messages: int
+    seconds: float
+    note: str = ""
+
+    def line(self) -> str:
+        rate = self.messages / self.seconds if self.seconds else 0.0
+        receivers = "" if self.receivers is None else str(self.receivers)
+        return (f"| {self.scenario} | {receivers} | {self.messages} | {self.seconds:.1f} | "
+                f"{rate:,.0f} | {self.note} |")
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = action()
+    return time.perf_counter() - started, result
+
+
+def counts(sqs: Any, url: str) -> tuple[int, int]:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (int(attributes["ApproximateNumberOfMessages"]),
+            int(attributes["ApproximateNumberOfMessagesNotVisible"]))
+
+
+def measure(spark: Any, endpoint: str, args: argparse.Namespace) -> list[Row]:
+    sqs = client(endpoint)
+    options = {"endpoint": endpoint, "region": "us-east-1", "accessKeyId": "x",
+               "secretAccessKey": "x"}
+    # Unrecorded warm-up: Python workers, boto3 imports and the JIT of the first jobs.
+    warm_up = argparse.Namespace(**{**vars(args), "messages": 200, "peek_messages": 100,
+                                    "batch": 100})
+    measure_receivers(spark, sqs, options, warm_up, args.receivers[0])
+    rows: list[Row] = []
+    for receivers in args.receivers:
+        rows.extend(measure_receivers(spark, sqs, options, args, receivers))
+    return rows
+
+
+def measure_receivers(
+    spark: Any, sqs: Any, options: dict[str, str], args: argparse.Namespace, receivers: int
+) -> list[Row]:
+    name = f"bench-spark-{uuid.uuid4().hex[:8]}"
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    frame = spark.range(args.messages, numPartitions=args.partitions).selectExpr(
+        "concat(lpad(cast(id as string), 12, '0'), repeat('x', 244)) as body"
+    )
+    seconds, _ = timed(lambda: (
+        frame.write.format("cqs").options(**options).option("queueName", name)
+        .option("sendParallelism", str(args.send_parallelism)).mode("append").save()
+    ))
+    assert counts(sqs, url)[0] == args.messages, counts(sqs, url)
+    rows = [Row("writer: df.write (SendMessageBatch)", None, args.messages, seconds,
+                f"{args.partitions} partitions x {args.send_parallelism} calls in flight")]
+
+    peek = min(args.peek_messages, args.messages)
+    seconds, peeked = timed(lambda: (
+        spark.read.format("cqs").options(**options).option("queueName", name)
+        .option("maxMessages", str(peek)).option("parallelReceivers", str(receivers))
+        .load().count()
+    ))
+    rows.append(Row("peek: spark.read (receive + release)", receivers, peeked, seconds))
+    deadline = time.monotonic() + 30
+    while counts(sqs, url) != (args.messages, 0) and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+    with tempfile.TemporaryDirectory(prefix="cqs-spark-bench-") as checkpoint:
+        def drain() -> Any:
+            query = (
+                spark.readStream.format("cqs").options(**options).option("queueName", name)
+                .option("maxMessagesPerBatch", str(args.batch))
+                .option("parallelReceivers", str(receivers)).load()
+                .writeStream.format("noop").option("checkpointLocation", checkpoint)
+                .trigger(availableNow=True).start()
+            )
+            query.awaitTermination()
+            return query
+
+        seconds, query = timed(drain)
+    progress = [p for p in query.recentProgress if p["numInputRows"]]
+    consumed = sum(p["numInputRows"] for p in progress)
+    receive_ms = sum(p["durationMs"].get("latestOffset", 0) for p in progress)
+    left = counts(sqs, url)
+    rows.append(Row(
+        "stream: readStream availableNow (receive + delete)", receivers, consumed, seconds,
+        f"{len(progress)} micro-batches of up to {args.batch}; "
+        f"{receive_ms / 1000:.1f} s in latestOffset (driver receive + delete); "
+        f"left in queue {left[0] + left[1]}",
+    ))
+    sqs.delete_queue(QueueUrl=url)
+    return rows
+
+
+def write_docs(text: str) -> None:
+    current = DOC.read_text()
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in current:
+        head, rest = current.split(BEGIN, 1)
+        current = head + block + rest.split(END, 1)[1]
+    else:
+        current = current.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(current)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--endpoint", help="measure this running server instead of starting one")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--messages", type=int, default=20000)
+    parser.add_argument("--peek-messages", type=int, default=5000)
+    parser.add_argument("--batch", type=int, default=2000, help="maxMessagesPerBatch")
+    parser.add_argument("--receivers", type=int, nargs="+", default=[4, 1],
+                        help="parallelReceivers values to measure")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--send-parallelism", type=int, default=4)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from spark import register
+
+    def stop() -> None:
+        pass
+
+    with tempfile.TemporaryDirectory(prefix="cqs-bench-") as work:
+        endpoint = args.endpoint
+        if endpoint is None:
+            endpoint, stop = start_local_server(Path(work), [])
+        spark = (SparkSession.builder.master(args.master).appName("cqs-spark-throughput")
+                 .config("spark.ui.enabled", "false").getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        register(spark)
+        try:
+            rows = measure(spark, endpoint, args)
+        finally:
+            spark.stop()
+            stop()
+    command = " ".join([
+        "python benchmarks/spark_throughput.py", f"--messages {args.messages}",
+        f"--batch {args.batch}", f"--receivers {' '.join(map(str, args.receivers))}",
+        f"--partitions {args.partitions}", f"--send-parallelism {args.send_parallelism}",
+    ])
+    text = "\n".join([
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; one `cqs serve` process, "
+        f"embedded Redis and Cassandra, and a `{args.master}` SparkSession (driver, executors "
+        f"and Python workers) all on the same machine. Command: `{command}`.",
+        "",
+        "| scenario | parallelReceivers | messages | seconds | messages/s | notes |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *[row.line() for row in rows],
+    ])
+    print(text)
+    if args.write_docs:
+        write_docs(text)
+
+
+if __name__ == "__main__":
+    main()
