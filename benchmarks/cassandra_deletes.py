@@ -39,6 +39,8 @@ from typing import Protocol
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _common import write_section  # noqa: E402
+
 from cqs.cassandra_store import CassandraMessageStore, CassandraSession, connect  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.model import Message, Queue  # noqa: E402
@@ -311,13 +313,6 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
     return "\n".join(lines)
 
 
-def write_docs(section: str) -> None:
-    text = DOC.read_text() if DOC.exists() else f"{BEGIN}\n{END}\n"
-    if BEGIN not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    before, rest = text.split(BEGIN, 1)
-    after = rest.split(END, 1)[1] if END in rest else ""
-    DOC.write_text(before + section + after)
 
 
 async def main() -> None:
@@ -336,7 +331,7 @@ async def main() -> None:
     section = markdown(runs, args, command)
     print(section)
     if args.write_docs:
-        write_docs(section)
+        write_section(DOC, BEGIN, END, section, "Cassandra deletes")
 
 
 if __name__ == "__main__":

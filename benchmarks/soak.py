@@ -28,7 +28,6 @@ import contextlib
 import itertools
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -51,6 +50,8 @@ from redis import Redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _common import machine_summary, write_section  # noqa: E402
 
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402
@@ -448,11 +449,6 @@ def in_window(times: list[float], fault: FaultRecord) -> int:
     return sum(1 for t in times if fault.at <= t <= fault.until + 2.0)
 
 
-def machine() -> str:
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
-    return (f"{os.cpu_count()} CPUs, {memory:.0f} GiB RAM, {platform.machine()}, "
-            f"Python {platform.python_version()}, {java}")
 
 
 def report(soak: Soak, command: str) -> str:
@@ -473,7 +469,7 @@ def report(soak: Soak, command: str) -> str:
         if r.message_id not in acknowledged and r.body not in ledger.failed_bodies
     )
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; two `cqs serve` processes "
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; two `cqs serve` processes "
         f"(Cassandra timeout {CASSANDRA_TIMEOUT_SECONDS:g} s) sharing one embedded Redis and "
         f"one embedded Cassandra, {soak.args.producers} producer and {soak.args.consumers} "
         "consumer threads (boto3, JSON protocol, no retries) spread over 2 queues and both "
@@ -538,15 +534,6 @@ def diagnostics(soak: Soak) -> str:
     return "\n".join(lines)
 
 
-def write_docs(text: str) -> None:
-    current = DOC.read_text() if DOC.exists() else "# Reliability\n"
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in current:
-        head, rest = current.split(BEGIN, 1)
-        current = head + block + rest.split(END, 1)[1]
-    else:
-        current = current.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(current)
 
 
 def main() -> int:
@@ -579,7 +566,7 @@ def main() -> int:
 
         shutil.rmtree(work, ignore_errors=True)
     if args.write_docs:
-        write_docs(text)
+        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Reliability")
     return 0 if complete else 1
 
 

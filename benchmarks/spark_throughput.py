@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from sqs_throughput import client, machine, start_local_server  # noqa: E402
+from _common import machine_summary, write_section  # noqa: E402
+from sqs_throughput import client, start_local_server  # noqa: E402
 
 DOC = ROOT / "docs" / "performance.md"
 BEGIN = "<!-- spark_throughput:begin -->"
@@ -142,15 +143,6 @@ def measure_receivers(
     return rows
 
 
-def write_docs(text: str) -> None:
-    current = DOC.read_text()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in current:
-        head, rest = current.split(BEGIN, 1)
-        current = head + block + rest.split(END, 1)[1]
-    else:
-        current = current.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(current)
 
 
 def main() -> None:
@@ -194,7 +186,7 @@ def main() -> None:
         f"--partitions {args.partitions}", f"--send-parallelism {args.send_parallelism}",
     ])
     text = "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; one `cqs serve` process, "
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; one `cqs serve` process, "
         f"embedded Redis and Cassandra, and a `{args.master}` SparkSession (driver, executors "
         f"and Python workers) all on the same machine. Command: `{command}`.",
         "",
@@ -204,7 +196,7 @@ def main() -> None:
     ])
     print(text)
     if args.write_docs:
-        write_docs(text)
+        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
 
 
 if __name__ == "__main__":

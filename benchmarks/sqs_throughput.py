@@ -15,8 +15,6 @@ By default it starts its own embedded Redis, embedded Cassandra and one `cqs ser
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -29,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import boto3
+from _common import machine_summary, write_section
 from botocore.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,11 +209,6 @@ def measure(endpoint: str, seconds: float, clients: int) -> list[Row]:
     return rows
 
 
-def machine() -> str:
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
-    return (f"{os.cpu_count()} CPUs, {memory:.0f} GiB RAM, {platform.machine()}, "
-            f"Python {platform.python_version()}, {java}")
 
 
 def start_local_server(work: Path, server_args: list[str]) -> tuple[str, Callable[[], None]]:
@@ -256,16 +250,6 @@ def start_local_server(work: Path, server_args: list[str]) -> tuple[str, Callabl
     return endpoint, stop
 
 
-def write_docs(text: str) -> None:
-    DOC.parent.mkdir(exist_ok=True)
-    current = DOC.read_text() if DOC.exists() else "# Performance\n\n"
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in current:
-        head, rest = current.split(BEGIN, 1)
-        current = head + block + rest.split(END, 1)[1]
-    else:
-        current = current.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(current)
 
 
 def main() -> None:
@@ -292,7 +276,7 @@ def main() -> None:
                         f"--clients {args.clients}",
                         *(f"--server-arg={a}" for a in args.server_arg)])
     text = "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; one `cqs serve` process, "
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; one `cqs serve` process, "
         "embedded Redis and Cassandra on the same machine, boto3 clients in the "
         f"benchmark's client processes (which compete for the same 2 CPUs). Command: `{command}`.",
         "",
@@ -302,7 +286,7 @@ def main() -> None:
     ])
     print(text)
     if args.write_docs:
-        write_docs(text)
+        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
 
 
 if __name__ == "__main__":
