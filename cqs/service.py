@@ -73,6 +73,8 @@ MAX_MOVE_TASK_RATE = 500  # MaxNumberOfMessagesPerSecond, per the AWS API refere
 # process that died is soon visible again to the process that takes the task over.
 MOVE_TASK_VISIBILITY_TIMEOUT = 5
 LIST_QUEUES_LIMIT = 1000
+# A fill that failed tries this many times, a second apart, to hand its lease back.
+FILL_LEASE_RELEASE_ATTEMPTS = 5
 # FIFO: AWS keeps a MessageDeduplicationId for five minutes.
 DEDUPLICATION_INTERVAL_MS = 300_000
 # How long a FIFO send waits for an earlier send with the same deduplication id to be stored.
@@ -833,13 +835,22 @@ class QueueService:
                 self.notify_messages_available([name])
         except StorageUnavailable as exc:
             log.warning("cache fill of queue %s interrupted: %s", name, exc)
-            # Give the lease up at once (if still ours) so the next request retries the
-            # fill, instead of every process waiting for the lease to expire.
-            with contextlib.suppress(StorageUnavailable):
-                await self._cache.renew_fill(name, self._owner, 1)
+            await self._give_up_fill_lease(name)
         finally:
             if self.fills_in_progress.pop(name, None) is not None:
                 self._telemetry.fill_finished(name, False)  # no-op once reported as completed
+
+    async def _give_up_fill_lease(self, name: str) -> None:
+        """Give the fill lease up (if still ours) so the next request retries the fill,
+        instead of every process waiting for the lease to expire. Tried for a few seconds:
+        right after a failure the cache refuses calls for a moment (its circuit breaker)."""
+        for attempt in range(FILL_LEASE_RELEASE_ATTEMPTS):
+            try:
+                await self._cache.renew_fill(name, self._owner, 1)
+                return
+            except StorageUnavailable:
+                if attempt + 1 < FILL_LEASE_RELEASE_ATTEMPTS:
+                    await asyncio.sleep(1.0)
 
     # --- deleting and visibility -------------------------------------------------------------
     def _handle(self, name: str, receipt_handle: str) -> ReceiptHandle:

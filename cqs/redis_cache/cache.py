@@ -17,6 +17,7 @@ published meanwhile are missed (long polls must still re-check on their own time
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -300,6 +301,11 @@ class RedisMessageCache:
             ok = True
         except _UNREACHABLE as exc:
             server.breaker.record_failure(exc)
+            # The pool's idle connections died with the server (or will fail the same way):
+            # drop them, so that once it is back every call gets a fresh connection instead
+            # of failing once per stale one (and tripping the breaker again each time).
+            with contextlib.suppress(Exception):
+                await server.client.connection_pool.disconnect(inuse_connections=False)
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
         except _REFUSING as exc:
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
