@@ -1,7 +1,8 @@
 """What the benchmark scripts share: how they describe the machine a figure was measured
-on, and how they write their generated section into a doc (between its begin and end
-markers, so a re-run replaces only its own section). Standard library only; the scripts
-run as `python benchmarks/<name>.py`, which puts this folder on sys.path.
+on, how they write their generated section into a doc (between its begin and end
+markers, so a re-run replaces only its own section), and how they start a `cqs serve`
+child and talk to it with boto3. The scripts run as `python benchmarks/<name>.py`, which
+puts this folder on sys.path.
 """
 
 from __future__ import annotations
@@ -9,7 +10,17 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from cqs.embedded.ports import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # Taken when the benchmark starts (its first import of this module).
 LOAD_AT_START = os.getloadavg()
@@ -59,3 +70,46 @@ def write_section(doc: Path, begin: str, end: str, section: str, title: str) -> 
         text = text.rstrip() + "\n\n" + section + "\n"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text)
+
+
+def sqs_client(endpoint: str, attempts: int = 1, read_timeout: float = 30) -> Any:
+    """A boto3 SQS client for `endpoint` with dummy credentials; `attempts` 1 means an
+    error is seen, not retried."""
+    return boto3.client(
+        "sqs",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(
+            retries={"total_max_attempts": attempts}, connect_timeout=5, read_timeout=read_timeout
+        ),
+    )
+
+
+def start_server(
+    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str]
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """Start `cqs serve` on a free port (no CQS_* variables inherited) and wait until it
+    answers ListQueues; returns the process, its endpoint and its log file."""
+    port = free_port()
+    log_path = work / "cqs.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cqs", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--redis-urls", redis_url, "--cassandra-hosts", contact_point,
+         "--cassandra-keyspace", keyspace, "--data-dir", str(work / "data"),
+         "--log-level", "INFO", *extra],
+        stdout=log_path.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            sqs_client(endpoint).list_queues()
+            return process, endpoint, log_path
+        except Exception:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError(f"cqs serve did not start; see {log_path}") from None
+            time.sleep(0.3)

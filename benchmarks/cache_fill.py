@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import shlex
 import statistics
@@ -39,15 +38,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import boto3  # noqa: E402
 import redis  # noqa: E402
-from _common import host_lines, write_section  # noqa: E402
-from botocore.config import Config  # noqa: E402
+from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
 from cqs.cassandra_store import CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
-from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue  # noqa: E402
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
@@ -110,46 +106,7 @@ async def write_messages(
         await catalog.close()
 
 
-# --- 2. the server ---------------------------------------------------------------------------
-
-def sqs_client(endpoint: str) -> Any:
-    return boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="x",
-        config=Config(retries={"total_max_attempts": 1}, connect_timeout=5, read_timeout=30),
-    )
-
-
-def start_server(
-    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str]
-) -> tuple[subprocess.Popen[bytes], str, Path]:
-    port = free_port()
-    log_path = work / "cqs.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cqs", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--redis-urls", redis_url, "--cassandra-hosts", contact_point,
-         "--cassandra-keyspace", keyspace, "--data-dir", str(work / "data"),
-         "--log-level", "INFO", *extra],
-        stdout=log_path.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            sqs_client(endpoint).list_queues()
-            return process, endpoint, log_path
-        except Exception:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError(f"cqs serve did not start; see {log_path}") from None
-            time.sleep(0.3)
-
-
-# --- 3. probes -------------------------------------------------------------------------------
+# --- 2. probes -------------------------------------------------------------------------------
 
 @dataclass
 class Samples:
@@ -214,7 +171,7 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
 
 
-# --- 4. the fill -----------------------------------------------------------------------------
+# --- 3. the fill -----------------------------------------------------------------------------
 
 @dataclass
 class Fill:
@@ -254,7 +211,7 @@ def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: floa
     return fill
 
 
-# --- 5. report -------------------------------------------------------------------------------
+# --- 4. report -------------------------------------------------------------------------------
 
 def machine(redis_version: str) -> list[str]:
     return [

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shlex
 import subprocess
 import sys
@@ -42,15 +41,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import boto3  # noqa: E402
 import redis  # noqa: E402
-from _common import host_lines, write_section  # noqa: E402
-from botocore.config import Config  # noqa: E402
+from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
 from cqs.cassandra_store import connect  # noqa: E402
 from cqs.cassandra_store import schema as tables  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
-from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.redis_cache.keys import DUE_KEY, STORE_DELETE_QUEUES_KEY, QueueKeys  # noqa: E402
 
@@ -60,43 +56,6 @@ END = "<!-- cleanup_orphans:end -->"
 DUE_ENTRY = "cqs:due entry"
 STORE_DELETES_ENTRY = "cqs:store_delete_queues entry"
 WHOLE_TABLE = 10_000_000  # CQL 3.0 applies LIMIT 10000 when none is given
-
-
-def sqs_client(endpoint: str) -> Any:
-    return boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="x",
-        config=Config(retries={"max_attempts": 2}, connect_timeout=5, read_timeout=30),
-    )
-
-
-def start_server(
-    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str]
-) -> tuple[subprocess.Popen[bytes], str, Path]:
-    port = free_port()
-    log_path = work / "cqs.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cqs", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--redis-urls", redis_url, "--cassandra-hosts", contact_point,
-         "--cassandra-keyspace", keyspace, "--data-dir", str(work / "data"),
-         "--log-level", "INFO", *extra],
-        stdout=log_path.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            sqs_client(endpoint).list_queues()
-            return process, endpoint, log_path
-        except Exception:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError(f"cqs serve did not start; see {log_path}") from None
-            time.sleep(0.3)
 
 
 # --- counting --------------------------------------------------------------------------------
@@ -401,7 +360,7 @@ def main() -> None:
             keyspace = "bench_cleanup_" + uuid.uuid4().hex[:8]
             server, endpoint, _log = start_server(redis_url, contact_point, keyspace, work,
                                                   args.server_arg)
-            sqs = sqs_client(endpoint)
+            sqs = sqs_client(endpoint, attempts=2)
             client = redis.Redis.from_url(redis_url, decode_responses=True)
             version = str(client.info("server")["redis_version"])
 
