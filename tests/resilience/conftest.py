@@ -4,8 +4,9 @@ Owns, for the tests in this directory only:
 - `FaultyRedis` / `FaultyCassandra`: a real redis-server / Cassandra JVM of the test's own
   that can be SIGKILLed, paused (SIGSTOP) and restarted on the same port, so clients keep
   one address across faults. Cassandra restarts on its old data directory (nothing lost).
-- `ApiServer`: one `python -m cqs serve` child process with any extra flags (several may
-  share one keyspace, Redis and Cassandra; `--workers N` makes it a supervisor).
+- `start_api`: `python -m cqs serve` child processes (the suite's `CqsProcess`) with this
+  directory's Cassandra timeout and any extra flags (several may share one keyspace, Redis
+  and Cassandra; `--workers N` makes one a supervisor).
 - `Ledger` plus producer/consumer threads driving boto3: which sends were acknowledged,
   which ids were received how often, errors by code and latency per action.
 - Fixtures: `fault_cassandra` (one per test module, so killing it hurts no other module),
@@ -20,15 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -42,12 +38,11 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from cqs.embedded.cassandra import EmbeddedCassandra
-from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.model import CacheState
 from cqs.redis_cache.cache import RedisMessageCache
+from tests.fixtures.cqs_server import CqsProcess
 
-API_STARTUP_SECONDS = 60.0
 # Every fault test runs its servers with this Cassandra request timeout ...
 CASSANDRA_TIMEOUT_SECONDS = 2.0
 # ... and no SQS call may take longer than this, whatever is down.
@@ -140,98 +135,6 @@ class FaultyCassandra:
         if self.paused:
             self.resume()
         self._node.stop()
-
-
-class ApiServer:
-    """One `python -m cqs serve` process (or a `--workers N` supervisor) on a fixed port."""
-
-    def __init__(
-        self,
-        redis_urls: list[str],
-        cassandra_host: str,
-        keyspace: str,
-        work_dir: Path,
-        extra_args: list[str] | None = None,
-    ) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.keyspace = keyspace
-        self.log_path = work_dir / f"cqs-{self.port}.log"
-        self.args = [
-            sys.executable, "-m", "cqs", "serve",
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--redis-urls", ",".join(redis_urls),
-            "--cassandra-hosts", cassandra_host,
-            "--cassandra-keyspace", keyspace,
-            "--cassandra-timeout-seconds", str(CASSANDRA_TIMEOUT_SECONDS),
-            "--data-dir", str(work_dir / "data"),
-            "--receipt-secret", "x",
-            *(extra_args or []),
-        ]  # fmt: skip
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int:
-        if self.process is None:
-            raise RuntimeError("not started")
-        return self.process.pid
-
-    def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                self.args, stdout=log, stderr=subprocess.STDOUT, env=env,
-                stdin=subprocess.DEVNULL,
-            )
-        deadline = time.monotonic() + API_STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            if answers(self.url):
-                return
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"cqs serve did not start on port {self.port}:\n{self.log_tail()}")
-
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-def answers(url: str) -> bool:
-    """True if an SQS ListQueues call on `url` returns 200 within 2 s."""
-    request = urllib.request.Request(
-        url + "/",
-        data=json.dumps({}).encode(),
-        headers={
-            "X-Amz-Target": "AmazonSQS.ListQueues",
-            "Content-Type": "application/x-amz-json-1.0",
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=2) as response:
-            return bool(response.status == 200)
-    except (OSError, urllib.error.URLError):
-        return False
 
 
 def child_pids(pid: int) -> list[int]:
@@ -611,7 +514,7 @@ def fault_redis(tmp_path: Path) -> Iterator[FaultyRedis]:
         redis.stop()
 
 
-StartApi = Callable[..., ApiServer]
+StartApi = Callable[..., CqsProcess]
 
 
 @pytest.fixture
@@ -624,14 +527,14 @@ def start_api(
     through. Their logs' tails are printed when the test ends (shown if it failed).
     """
     keyspace = "fault_" + uuid.uuid4().hex[:12]
-    started: list[ApiServer] = []
+    started: list[CqsProcess] = []
     logs = tmp_path / "logs"
     logs.mkdir(exist_ok=True)
 
-    def start(*extra_args: str, keyspace_name: str | None = None) -> ApiServer:
-        server = ApiServer(
-            [fault_redis.url], cassandra.contact_point, keyspace_name or keyspace, logs,
-            list(extra_args),
+    def start(*extra_args: str, keyspace_name: str | None = None) -> CqsProcess:
+        server = CqsProcess(
+            [fault_redis.url], cassandra.contact_point, logs, keyspace_name or keyspace,
+            ["--cassandra-timeout-seconds", str(CASSANDRA_TIMEOUT_SECONDS), *extra_args],
         )
         server.start()
         started.append(server)
