@@ -450,8 +450,21 @@ class QueueService:
             return
         await self._store.put(queue, messages)
         self._telemetry.messages_sent(queue.name, len(messages))
+        await self._add_to_cache(queue, messages, self._now_ms())
+
+    async def _add_to_cache(
+        self,
+        queue: Queue,
+        stored: Sequence[Message],
+        now_ms: int,
+        deduplication_keys: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add messages the store already holds to the cache; a cache that is down or not
+        filled misses them, so it is marked for a refill instead."""
         try:
-            added = await self._cache.add(queue.name, messages, self._now_ms())
+            added = await self._cache.add(
+                queue.name, stored, now_ms, queue.queue_id, deduplication_keys
+            )
         except StorageUnavailable:
             self._stale_caches.add(queue.name)
             added = False
@@ -571,17 +584,9 @@ class QueueService:
                 await self._abandon(queue, [(r.key, r.message_id) for r in records])
             raise
         self._telemetry.messages_sent(queue.name, len(numbered))
-        try:
-            added = await self._cache.add(
-                queue.name, numbered, now_ms, queue.queue_id,
-                {r.message_id: r.key for r in records},
-            )
-        except StorageUnavailable:
-            self._stale_caches.add(queue.name)
-            added = False
-        if not added:
-            self._start_fill_soon(queue)
-        self.notify_messages_available([queue.name])
+        await self._add_to_cache(
+            queue, numbered, now_ms, {r.message_id: r.key for r in records}
+        )
         return results
 
     async def _admit(self, queue: Queue, candidates: list[tuple[str, str]]) -> FifoAdmission:
@@ -1075,14 +1080,7 @@ class QueueService:
                 self._store.put(_with_retention(target, m, now_ms), [m]) for m in live
             ))
             if live:
-                try:
-                    added = await self._cache.add(target.name, live, now_ms)
-                except StorageUnavailable:
-                    self._stale_caches.add(target.name)
-                    added = False
-                if not added:
-                    self._start_fill_soon(target)
-                self.notify_messages_available([target.name])
+                await self._add_to_cache(target, live, now_ms)
             await asyncio.gather(*(self._store.delete(source, m.message_id) for m in messages))
         except StorageUnavailable:
             # The messages are still in the source's store: reload the source's cache.
