@@ -211,6 +211,17 @@ def measure(endpoint: str, seconds: float, clients: int) -> list[Row]:
 
 
 
+def table(heading: str, rows: list[Row]) -> str:
+    """The doc section's text: a line saying how it was measured, then one row a scenario."""
+    return "\n".join([
+        heading,
+        "",
+        "| scenario | client processes | messages | messages/s | median ms | p95 ms | p99 ms | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *[row.line() for row in rows],
+    ])
+
+
 def start_local_server(work: Path, server_args: list[str]) -> tuple[str, Callable[[], None]]:
     sys.path.insert(0, str(ROOT))
     from cqs.embedded.cassandra import EmbeddedCassandra
@@ -275,15 +286,12 @@ def main() -> None:
     command = " ".join(["python benchmarks/sqs_throughput.py", f"--seconds {args.seconds:g}",
                         f"--clients {args.clients}",
                         *(f"--server-arg={a}" for a in args.server_arg)])
-    text = "\n".join([
+    text = table(
         f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; one `cqs serve` process, "
         "embedded Redis and Cassandra on the same machine, boto3 clients in the "
         f"benchmark's client processes (which compete for the same 2 CPUs). Command: `{command}`.",
-        "",
-        "| scenario | client processes | messages | messages/s | median ms | p95 ms | p99 ms | errors |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        *[row.line() for row in rows],
-    ])
+        rows,
+    )
     print(text)
     if args.write_docs:
         write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
