@@ -15,7 +15,12 @@ message id is checked: received at least once (lost must be 0), how many extra d
 (duplicates), errors by code, latency percentiles per action. `--write-docs` puts the
 report, with machine and command, between the soak markers of docs/reliability.md.
 
+`--fifo` runs the same on two FIFO queues: each producer sends to message groups of its own
+(MessageDeduplicationId = body), and the report also counts order violations: a message
+delivered for the first time before a message of its group that was sent earlier.
+
     python benchmarks/soak.py --minutes 3 --write-docs
+    python benchmarks/soak.py --minutes 3 --fifo --write-docs
 
 Imports the embedded launchers and the Redis key layout (to watch a queue's cache state);
 never the service or the adapters.
@@ -61,6 +66,8 @@ from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 DOC = ROOT / "docs" / "reliability.md"
 BEGIN = "<!-- soak:begin -->"
 END = "<!-- soak:end -->"
+FIFO_BEGIN = "<!-- soak-fifo:begin -->"
+FIFO_END = "<!-- soak-fifo:end -->"
 CASSANDRA_TIMEOUT_SECONDS = 2.0
 VISIBILITY_SECONDS = 10
 REDIS_DOWN_SECONDS = 5.0
@@ -164,6 +171,7 @@ class Receipt:
     asked: float
     at: float
     visibility: int
+    position: int = 0  # within its ReceiveMessage answer
 
 
 @dataclass
@@ -172,6 +180,7 @@ class Ledger:
     acknowledged: dict[str, str] = field(default_factory=dict)
     acknowledged_at: list[float] = field(default_factory=list)
     failed_bodies: set[str] = field(default_factory=set)
+    send_order: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # FIFO
     receipts: list[Receipt] = field(default_factory=list)
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -197,11 +206,17 @@ class Ledger:
             del self.slow_calls[5:]
         return result
 
-    def send(self, sqs: Any, url: str) -> None:
+    def send(self, sqs: Any, url: str, group: str | None = None) -> None:
+        """One SendMessage; on a FIFO queue to `group`, deduplicated by its body."""
         with self.lock:
             body = f"{self.run}-{next(self._numbers)}"
+            fifo = {} if group is None else {"MessageGroupId": group, "MessageDeduplicationId": body}
+            if group is not None:
+                self.send_order[group].append(body)
         try:
-            reply = self.timed("SendMessage", lambda: sqs.send_message(QueueUrl=url, MessageBody=body))
+            reply = self.timed(
+                "SendMessage", lambda: sqs.send_message(QueueUrl=url, MessageBody=body, **fifo)
+            )
         except (ClientError, BotoCoreError, OSError):
             with self.lock:
                 self.failed_bodies.add(body)
@@ -227,7 +242,8 @@ class Ledger:
         now = time.monotonic()
         with self.lock:
             self.receipts.extend(
-                Receipt(m["MessageId"], m["Body"], asked, now, VISIBILITY_SECONDS) for m in messages
+                Receipt(m["MessageId"], m["Body"], asked, now, VISIBILITY_SECONDS, position)
+                for position, m in enumerate(messages)
             )
         for message in messages:
             handle = message["ReceiptHandle"]
@@ -246,6 +262,25 @@ class Ledger:
         counts = self.counts()
         with self.lock:
             return [i for i in self.acknowledged if counts[i] == 0]
+
+    def order_violations(self) -> int:
+        """FIFO: messages first delivered before a message of their group sent earlier."""
+        first: dict[str, tuple[float, int]] = {}
+        with self.lock:
+            for receipt in self.receipts:
+                key = (receipt.at, receipt.position)
+                first[receipt.body] = min(first.get(receipt.body, key), key)
+            orders = [list(bodies) for bodies in self.send_order.values()]
+        violations = 0
+        for bodies in orders:
+            latest = (0.0, 0)
+            for body in bodies:
+                if body not in first:
+                    continue  # a refused send that was never stored
+                if first[body] < latest:
+                    violations += 1
+                latest = max(latest, first[body])
+        return violations
 
     def early_redeliveries(self) -> list[float]:
         """When (monotonic) each delivery was answered that came before the previous
@@ -301,8 +336,9 @@ class Soak:
             self.servers.append(server)
         admin = sqs_client(self.servers[0].endpoint)
         for index in range(2):
-            name = f"soak-{self.ledger.run}-{index}"
-            admin.create_queue(QueueName=name)
+            name = f"soak-{self.ledger.run}-{index}" + (".fifo" if self.args.fifo else "")
+            attributes = {"FifoQueue": "true"} if self.args.fifo else {}
+            admin.create_queue(QueueName=name, Attributes=attributes)
             self.queues.append(name)
 
     def stop_services(self) -> None:
@@ -320,11 +356,12 @@ class Soak:
         pairs = [(s.endpoint, q) for s in self.servers for q in self.queues]
         return [pairs[i % len(pairs)] for i in range(count)]
 
-    def produce(self, endpoint: str, queue: str) -> None:
+    def produce(self, endpoint: str, queue: str, producer: int) -> None:
         sqs = sqs_client(endpoint)
         url = self.queue_url(endpoint, queue)
+        groups = itertools.cycle([f"p{producer}-g{k}" for k in range(self.args.groups)])
         while not self.stop_producing.is_set():
-            self.ledger.send(sqs, url)
+            self.ledger.send(sqs, url, next(groups) if self.args.fifo else None)
             time.sleep(self.args.send_pause)
 
     def consume(self, endpoint: str, queue: str) -> None:
@@ -405,8 +442,8 @@ class Soak:
     def run(self) -> bool:
         seconds = self.args.minutes * 60
         producers = [
-            threading.Thread(target=self.produce, args=t, daemon=True)
-            for t in self.targets(self.args.producers)
+            threading.Thread(target=self.produce, args=(*t, index), daemon=True)
+            for index, t in enumerate(self.targets(self.args.producers))
         ]
         consumers = [
             threading.Thread(target=self.consume, args=t, daemon=True)
@@ -472,9 +509,11 @@ def report(soak: Soak, command: str) -> str:
         f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; two `cqs serve` processes "
         f"(Cassandra timeout {CASSANDRA_TIMEOUT_SECONDS:g} s) sharing one embedded Redis and "
         f"one embedded Cassandra, {soak.args.producers} producer and {soak.args.consumers} "
-        "consumer threads (boto3, JSON protocol, no retries) spread over 2 queues and both "
-        f"processes, VisibilityTimeout {VISIBILITY_SECONDS} s, everything on the same machine. "
-        f"Command: `{command}`.",
+        "consumer threads (boto3, JSON protocol, no retries) spread over 2 "
+        + (f"FIFO queues ({soak.args.groups} message groups per producer) " if soak.args.fifo
+           else "queues ")
+        + f"and both processes, VisibilityTimeout {VISIBILITY_SECONDS} s, everything on the "
+        f"same machine. Command: `{command}`.",
         "",
         f"Load ran {soak.load_seconds:.0f} s, then the drain {soak.drain_seconds:.0f} s "
         f"(including {VISIBILITY_SECONDS + 2} s of waiting for late redeliveries).",
@@ -513,6 +552,13 @@ def report(soak: Soak, command: str) -> str:
             f"{max(values, default=0.0) * 1000:.0f} |"
         )
     lines += ["", "ReceiveMessage uses WaitTimeSeconds=1, so an empty receive takes about 1 s."]
+    if soak.args.fifo:
+        lines += [
+            "",
+            f"**Order violations within message groups: {ledger.order_violations()}** "
+            f"(over {len(ledger.send_order)} groups; a message first delivered before one of "
+            "its group sent earlier).",
+        ]
     return "\n".join(lines)
 
 
@@ -544,11 +590,15 @@ def main() -> int:
     parser.add_argument("--send-pause", type=float, default=0.02,
                         help="seconds each producer sleeps between sends")
     parser.add_argument("--drain-seconds", type=float, default=180.0)
+    parser.add_argument("--fifo", action="store_true", help="two FIFO queues instead")
+    parser.add_argument("--groups", type=int, default=4,
+                        help="with --fifo: message groups per producer")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     command = " ".join(["python benchmarks/soak.py", f"--minutes {args.minutes:g}",
-                        f"--producers {args.producers}", f"--consumers {args.consumers}"])
+                        f"--producers {args.producers}", f"--consumers {args.consumers}",
+                        *([f"--fifo --groups {args.groups}"] if args.fifo else [])])
     work = Path(tempfile.mkdtemp(prefix="cqs-soak-"))
     soak = Soak(args, work)
     try:
@@ -566,8 +616,10 @@ def main() -> int:
 
         shutil.rmtree(work, ignore_errors=True)
     if args.write_docs:
-        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Reliability")
-    return 0 if complete else 1
+        begin, end = (FIFO_BEGIN, FIFO_END) if args.fifo else (BEGIN, END)
+        write_section(DOC, begin, end, f"{begin}\n{text}\n{end}", "Reliability")
+    ordered = not args.fifo or soak.ledger.order_violations() == 0
+    return 0 if complete and ordered else 1
 
 
 if __name__ == "__main__":
