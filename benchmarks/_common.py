@@ -72,9 +72,11 @@ def write_section(doc: Path, begin: str, end: str, section: str, title: str) -> 
     doc.write_text(text)
 
 
-def sqs_client(endpoint: str, attempts: int = 1, read_timeout: float = 30) -> Any:
+def sqs_client(
+    endpoint: str, attempts: int = 1, read_timeout: float = 30, pool: int = 10
+) -> Any:
     """A boto3 SQS client for `endpoint` with dummy credentials; `attempts` 1 means an
-    error is seen, not retried."""
+    error is seen, not retried; `pool` caps its HTTP connections."""
     return boto3.client(
         "sqs",
         endpoint_url=endpoint,
@@ -82,7 +84,10 @@ def sqs_client(endpoint: str, attempts: int = 1, read_timeout: float = 30) -> An
         aws_access_key_id="x",
         aws_secret_access_key="x",
         config=Config(
-            retries={"total_max_attempts": attempts}, connect_timeout=5, read_timeout=read_timeout
+            retries={"total_max_attempts": attempts},
+            connect_timeout=5,
+            read_timeout=read_timeout,
+            max_pool_connections=pool,
         ),
     )
 

@@ -54,6 +54,11 @@ def main() -> None:
     args = parser.parse_args()
     import moto
 
+    try:
+        import moto.server  # needs moto's server extra
+    except ImportError:
+        sys.exit("moto's server mode is not installed: .venv/bin/pip install 'moto[server]'")
+
     with tempfile.TemporaryDirectory(prefix="cqs-peer-") as work:
         server, endpoint = start_moto(Path(work))
         try:

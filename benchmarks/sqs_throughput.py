@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -25,10 +23,9 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import boto3
-from _common import machine_summary, write_section
-from botocore.config import Config
+from _common import machine_summary, sqs_client, start_server, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
@@ -49,15 +46,8 @@ class Tally:
         self.latencies_ms.append((time.perf_counter() - started) * 1000)
 
 
-def client(endpoint: str) -> object:
-    return boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="x",
-        config=Config(retries={"total_max_attempts": 1}, max_pool_connections=4),
-    )
+def client(endpoint: str) -> Any:
+    return sqs_client(endpoint, pool=4)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -223,34 +213,18 @@ def table(heading: str, rows: list[Row]) -> str:
 
 
 def start_local_server(work: Path, server_args: list[str]) -> tuple[str, Callable[[], None]]:
-    sys.path.insert(0, str(ROOT))
+    """Embedded Redis and Cassandra plus one `cqs serve`; returns its endpoint and a stop."""
     from cqs.embedded.cassandra import EmbeddedCassandra
-    from cqs.embedded.ports import free_port
     from cqs.embedded.redis_server import EmbeddedRedis
 
     redis = EmbeddedRedis(work / "redis")
     redis.start()
     cassandra = EmbeddedCassandra(work / "cassandra")
     cassandra.start()
-    port = free_port()
-    log = (work / "cqs.log").open("ab")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cqs", "serve", "--port", str(port), "--redis-urls", redis.url,
-         "--cassandra-hosts", cassandra.contact_point, "--log-level", "WARNING", *server_args],
-        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    server, endpoint, _log = start_server(
+        redis.url, cassandra.contact_point, "cqs_bench", work,
+        ["--log-level", "WARNING", *server_args],
     )
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            client(endpoint).list_queues()  # type: ignore[attr-defined]
-            break
-        except Exception:
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError(
-                    "cqs serve did not start; see " + str(work / "cqs.log")
-                ) from None
-            time.sleep(0.3)
 
     def stop() -> None:
         server.terminate()
