@@ -32,6 +32,7 @@ from cqs.cassandra_store.session import connect as connect_cassandra
 from cqs.cassandra_store.store import CassandraMessageStore
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
+from cqs.http_server import ReadTimeouts, run_app
 from cqs.inspection import QueueInspector
 from cqs.observability.exposition import (
     MULTIPROCESS_ENVIRONMENT_VARIABLE,
@@ -236,14 +237,14 @@ def serve(settings: Settings) -> None:
             supervise(running)
             return
         install_event_loop(running)
-        web.run_app(
+        run_app(  # aiohttp's run_app, with header and body read timeouts
             build_app(running),
             host=running.host,
             port=running.port,
-            print=None,
-            access_log=None,
-            handle_signals=True,
-            reuse_port=running.reuse_port or None,
+            reuse_port=running.reuse_port,
+            timeouts=ReadTimeouts(
+                running.header_read_timeout_seconds, running.body_read_timeout_seconds
+            ),
         )
 
 

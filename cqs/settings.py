@@ -61,6 +61,11 @@ class Settings:
     workers: int = 1
     # Set by the supervisor for its workers: bind the port with SO_REUSEPORT.
     reuse_port: bool = False
+    # How long a client may take to send a request's headers, then its body, before the
+    # connection is closed (slow senders hold connections); waiting for an answer, such as
+    # a 20 s long poll, is not reading and is never cut short. 0: no limit.
+    header_read_timeout_seconds: float = 10.0
+    body_read_timeout_seconds: float = 30.0
     # The admin console under /admin (docs/admin.md); false: no console routes at all.
     admin_enabled: bool = True
     admin_user: str = "admin"

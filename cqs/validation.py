@@ -2,8 +2,11 @@
 
 Owns the SQS limits (queue names, queue attributes and their ranges, message bodies,
 message attributes, batches, tags, receive parameters) and the error texts AWS returns for
-them, so that clients see the messages they would see from SQS. Pure functions, no I/O:
-imports only `cqs.model`, `cqs.errors` and the standard library.
+them, so that clients see the messages they would see from SQS; and the one character
+rule for text (the characters SQS allows in a message body), which every text field of a
+request must pass, and the one way JSON text from a client is parsed (bounded depth and
+integer length). Pure functions, no I/O: imports only `cqs.model`, `cqs.errors` and the
+standard library.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ MAX_TAGS_PER_QUEUE = 50
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAG_VALUE_LENGTH = 256
 MAX_RECEIVE_COUNT = 1000
+# JSON from a client (a request body, a Policy): no SQS document comes near these, and they
+# keep parsing and reading it cheap and free of RecursionError.
+MAX_JSON_DEPTH = 64
+MAX_JSON_INTEGER_DIGITS = 40
 
 # Integer queue attributes and their inclusive ranges.
 INTEGER_QUEUE_ATTRIBUTES: Mapping[str, tuple[int, int]] = {
@@ -123,6 +130,83 @@ _INVALID_CHARACTERS_MESSAGE = (
 _NUMBER_LIMITS = (decimal.Decimal("1e-128"), decimal.Decimal("1e126"))
 
 
+# --- text and JSON from clients -------------------------------------------------------------
+
+
+def is_sqs_text(value: str) -> bool:
+    """Whether every character of `value` is one SQS allows in a message body."""
+    return _DISALLOWED_CHARACTER.search(value) is None
+
+
+def validate_text(value: str, parameter: str, *, is_name: bool = False) -> None:
+    """The one character rule for text fields: the characters SQS allows in message bodies.
+
+    A lone UTF-16 surrogate (which JSON can carry but UTF-8 cannot) is outside the set too.
+    With `is_name`, `value` is a member name inside `parameter` (a map key, a form name).
+    """
+    if not is_sqs_text(value):
+        subject = f"A name in {parameter}" if is_name else f"Value for parameter {parameter}"
+        raise InvalidParameterValue(
+            f"{subject} is invalid. Reason: {_INVALID_CHARACTERS_MESSAGE}."
+        )
+
+
+class UnreadableJson(ValueError):
+    """JSON text refused by `load_json`; `reason` completes "The <document> ..." for a client."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def load_json(text: str) -> object:
+    """`text` parsed as JSON, refusing nesting deeper than MAX_JSON_DEPTH and integers longer
+    than MAX_JSON_INTEGER_DIGITS digits (converting huge ones is slow, and Python refuses
+    past 4300 digits). Raises UnreadableJson, whose reason names no parser internals."""
+    try:
+        parsed = json.loads(text, parse_int=_bounded_json_integer)
+    except UnreadableJson:
+        raise
+    except RecursionError:
+        raise _too_deep() from None
+    except json.JSONDecodeError as exc:
+        raise UnreadableJson(
+            f"is not valid JSON (line {exc.lineno}, column {exc.colno})."
+        ) from None
+    if _json_depth(parsed) > MAX_JSON_DEPTH:
+        raise _too_deep()
+    return parsed
+
+
+def _too_deep() -> UnreadableJson:
+    return UnreadableJson(f"is nested more than {MAX_JSON_DEPTH} levels deep.")
+
+
+def _bounded_json_integer(digits: str) -> int:
+    if len(digits.lstrip("-").lstrip("0")) > MAX_JSON_INTEGER_DIGITS:
+        raise UnreadableJson(f"has an integer of more than {MAX_JSON_INTEGER_DIGITS} digits.")
+    return int(digits)
+
+
+def _json_depth(value: object) -> int:
+    """Nesting depth of parsed JSON (a scalar is 0), without recursion."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 # --- queues -------------------------------------------------------------------------------
 
 
@@ -191,8 +275,8 @@ def _parse_json_object(name: str, value: str) -> dict[str, object] | None:
     if value == "":
         return None
     try:
-        parsed = json.loads(value)
-    except ValueError:
+        parsed = load_json(value)
+    except UnreadableJson:
         raise _invalid_attribute_value(name) from None
     if not isinstance(parsed, dict):
         raise _invalid_attribute_value(name)
@@ -388,16 +472,21 @@ def validate_message_system_attributes(attributes: Mapping[str, MessageAttribute
 def message_size(body: str, attributes: Mapping[str, MessageAttributeValue]) -> int:
     """Bytes SQS counts against MaximumMessageSize: body plus each attribute's name, type and value.
 
-    System attributes do not count.
+    System attributes do not count. Counted before the characters are checked (a batch
+    over the limit fails whole), so a lone surrogate counts as its three bytes, not a crash.
     """
-    size = len(body.encode("utf-8"))
+    size = _utf8_length(body)
     for name, value in attributes.items():
-        size += len(name.encode("utf-8")) + len(value.data_type.encode("utf-8"))
+        size += _utf8_length(name) + _utf8_length(value.data_type)
         if value.string_value is not None:
-            size += len(value.string_value.encode("utf-8"))
+            size += _utf8_length(value.string_value)
         if value.binary_value is not None:
             size += len(value.binary_value)
     return size
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def validate_message_size(size: int, maximum: int) -> None:
@@ -465,7 +554,9 @@ def validate_tags(
 ) -> None:
     """Keys of 1-128 characters, values of 0-256, and at most 50 tags on the queue afterwards.
 
-    `existing_keys` are the queue's current tag keys; re-tagging one of them replaces it.
+    Keys and values hold only the characters SQS allows in message bodies (anything else
+    would come back altered in XML). `existing_keys` are the queue's current tag keys;
+    re-tagging one of them replaces it.
     """
     for key, value in tags.items():
         _validate_tag_key(key)
@@ -473,6 +564,7 @@ def validate_tags(
             raise InvalidParameterValue(
                 f"Tag values must be between 0 and {MAX_TAG_VALUE_LENGTH} characters in length."
             )
+        validate_text(value, "Tags")
     if len(set(existing_keys) | set(tags)) > MAX_TAGS_PER_QUEUE:
         raise TooManyTags(f"Too many tags added for queue {queue_name}.")
 
@@ -490,6 +582,7 @@ def _validate_tag_key(key: str) -> None:
         raise InvalidParameterValue(
             f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters in length."
         )
+    validate_text(key, "TagKey")
 
 
 # --- per-request parameters ---------------------------------------------------------------

@@ -1,13 +1,16 @@
 """The aiohttp face of the SQS API: routes, the error middleware and request ids.
 
 Owns the HTTP plumbing: POST and GET on `/` and on a queue's own URL
-(`/{account_id}/{queue_name}`), reading the body under a size cap, sniffing the protocol,
-dispatching through `handlers.HANDLERS`, rendering the result or the error in the request's
-protocol, and an `x-amzn-RequestId` on every answer. Any exception the error table does not
-map is logged with its traceback and answered as a 500 InternalError.
+(`/{account_id}/{queue_name}`), reading the body under a size cap (a body that cannot be
+read, such as one that is not the gzip its Content-Encoding claims, is a malformed request),
+sniffing the protocol, dispatching through `handlers.HANDLERS`, rendering the result or the
+error in the request's protocol, and an `x-amzn-RequestId` on every answer. Any exception
+the error table does not map is logged with its traceback and answered as a 500
+InternalError.
 
-Imports aiohttp, the service (for its type) and the other `sqs_api` modules; never Redis,
-Cassandra or any adapter: `cqs/main.py` builds the service and hands it in.
+Imports aiohttp, the service (for its type), `cqs.validation` and the other `sqs_api`
+modules; never Redis, Cassandra or any adapter: `cqs/main.py` builds the service and hands
+it in.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from dataclasses import dataclass
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from cqs.errors import CqsError, StorageUnavailable, UnknownAction
+from cqs import validation
+from cqs.errors import CqsError, MalformedRequest, StorageUnavailable, UnknownAction
 from cqs.ports import Telemetry
 from cqs.service import QueueService
 from cqs.sqs_api.errors import (
@@ -35,6 +39,7 @@ from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE, render_json_result
 from cqs.sqs_api.protocol import (
     DEFAULT_MAX_REQUEST_BYTES,
+    MalformedJson,
     Protocol,
     RequestTooLarge,
     UnknownOperation,
@@ -53,6 +58,7 @@ _REQUEST_ID = web.RequestKey("cqs_sqs_request_id", str)
 _PROTOCOL = web.RequestKey("cqs_sqs_protocol", Protocol)
 _ACTION = web.RequestKey("cqs_sqs_action", str)
 _ERROR_CODE = web.RequestKey("cqs_sqs_error_code", str)
+_CLOSE_AFTER_ANSWER = web.RequestKey("cqs_sqs_close_after_answer", bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +142,11 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
     target = request.headers.get("X-Amz-Target")
     protocol = detect_protocol(target, request.headers.get("Content-Type"))
     request[_PROTOCOL] = protocol
-    body = await _read_body(request, settings.max_request_bytes)
+    body = await _read_body(request, protocol, settings.max_request_bytes)
     if protocol is Protocol.JSON:
         decoded = decode_json_request(target, body)
-    else:
-        decoded = decode_query_request(request.query_string, body)
+    else:  # raw: yarl's decoded `query_string` would unescape %25 once before we do
+        decoded = decode_query_request(request.rel_url.raw_query_string, body)
 
     handler = HANDLERS.get(decoded.action)
     request[_ACTION] = decoded.action if handler is not None else "unknown"
@@ -155,6 +161,7 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
     queue_name = request.match_info.get("queue_name")
     if queue_name:  # posted to the queue's own URL: it names the queue
         account = request.match_info.get("account_id", settings.account_id)
+        validation.validate_text(f"{account}/{queue_name}", "QueueUrl")  # as body text is
         decoded = decoded.with_queue_url(queue_url(base_url, account, queue_name))
 
     call = ApiCall(decoded, base_url, settings.account_id)
@@ -216,8 +223,9 @@ async def sqs_error_middleware(request: web.Request, handler: Handler) -> web.St
         return _error_response(request, InternalError())
 
 
-async def _read_body(request: web.Request, limit: int) -> bytes:
-    """The whole body, or RequestTooLarge as soon as it passes `limit` bytes.
+async def _read_body(request: web.Request, protocol: Protocol, limit: int) -> bytes:
+    """The whole body (decompressed, when its Content-Encoding says so), or RequestTooLarge as
+    soon as it passes `limit` bytes, or a malformed-request error when it cannot be read.
 
     Read here rather than through `client_max_size`, so the cap holds when the routes are
     added to an application with another limit.
@@ -226,12 +234,36 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
         raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.content.iter_chunked(_READ_CHUNK_BYTES):
-        size += len(chunk)
-        if size > limit:
-            raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.content.iter_chunked(_READ_CHUNK_BYTES):
+            size += len(chunk)
+            if size > limit:
+                raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
+            chunks.append(chunk)
+    except web.RequestPayloadError as exc:  # not the Content-Encoding it claims, bad chunks...
+        # The connection's framing is lost with the body: answer, then close. Ending the body
+        # here keeps aiohttp from draining it after the answer (and logging its error).
+        request.content.feed_eof()
+        request[_CLOSE_AFTER_ANSWER] = True
+        encoding = request.headers.get("Content-Encoding", "").strip().lower()
+        reason = (
+            f"is not valid {encoding} data (Content-Encoding: {encoding})."
+            if encoding in _DECODED_ENCODINGS
+            else "could not be read: its framing is invalid."
+        )
+        raise _unreadable_body(protocol, reason) from exc
+    except ConnectionResetError as exc:  # the client left, or a read timeout closed it
+        raise _unreadable_body(protocol, "ended before it was complete.") from exc
     return b"".join(chunks)
+
+
+# The Content-Encodings aiohttp decodes (and so can find invalid); any other is left as sent.
+_DECODED_ENCODINGS = frozenset({"gzip", "deflate", "br", "zstd"})
+
+
+def _unreadable_body(protocol: Protocol, reason: str) -> MalformedRequest:
+    message = f"The request body {reason}"
+    return MalformedJson(message) if protocol is Protocol.JSON else MalformedRequest(message)
 
 
 def _request_id(request: web.Request) -> str:
@@ -247,9 +279,12 @@ def _error_response(request: web.Request, error: CqsError) -> web.Response:
     render = render_json_error if protocol is Protocol.JSON else render_query_error
     rendered: RenderedError = render(error, _request_id(request))
     request[_ERROR_CODE] = wire_error_for(error).query_code
-    return web.Response(
+    response = web.Response(
         status=rendered.status,
         body=rendered.body,
         content_type=rendered.content_type,
         headers=dict(rendered.headers),
     )
+    if request.get(_CLOSE_AFTER_ANSWER):
+        response.force_close()  # says Connection: close, so clients do not reuse it
+    return response

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 from cqs import errors
 from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE
-from cqs.sqs_api.protocol import MalformedJson, MissingAction, RequestTooLarge, UnknownOperation
+from cqs.sqs_api.protocol import (
+    MalformedJson,
+    MissingAction,
+    RepeatedParameter,
+    RequestTooLarge,
+    UnknownOperation,
+)
 from cqs.sqs_api.query_codec import XML_CONTENT_TYPE, XML_NAMESPACE, xml_text
 
 QUERY_ERROR_HEADER = "x-amzn-query-error"
@@ -58,9 +64,14 @@ def _sqs(
 _AWS = "AWS.SimpleQueueService."
 
 ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
-    # the request itself
+    # the request itself (MalformedQueryString is a 404 in AWS's common-errors table)
     errors.MalformedRequest: _sqs(
-        "MalformedQueryString", "MalformedQueryString", 400, "The query string is malformed."
+        "MalformedQueryString", "MalformedQueryString", 404,
+        "The query string contains a syntax error.",
+    ),
+    RepeatedParameter: _sqs(
+        "InvalidQueryParameter", "InvalidQueryParameter", 400,
+        "The AWS query string is malformed or does not adhere to AWS standards.",
     ),
     MalformedJson: WireError(
         "SerializationException", _CORAL + "SerializationException", 400, True,

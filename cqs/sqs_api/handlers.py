@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from cqs import checksums
+from cqs.errors import QueueDoesNotExist
 from cqs.model import (
     BatchFailure,
     MessageAttributeValue,
@@ -71,6 +72,10 @@ class ApiCall:
 
     def queue_url(self, queue_name: str) -> str:
         return queue_url(self.base_url, self.account_id, queue_name)
+
+    def queue_name(self, url: str) -> str:
+        """The name of the queue `url` names; QueueDoesNotExist for another account's URL."""
+        return queue_name_from_url(url, self.account_id)
 
 
 Handler = Callable[[QueueService, ApiCall], Awaitable[WireResult | None]]
@@ -133,6 +138,9 @@ async def create_queue(service: QueueService, call: ApiCall) -> WireResult | Non
 
 async def get_queue_url(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(GetQueueUrlRequest)
+    owner = request.queue_owner_account_id
+    if owner and owner != call.account_id:  # another account's queues are not here
+        raise QueueDoesNotExist("The specified queue does not exist.")
     await service.get_queue_url(request.queue_name)
     return {"QueueUrl": call.queue_url(request.queue_name)}
 
@@ -150,45 +158,45 @@ async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None
 
 async def delete_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteQueueRequest)
-    await service.delete_queue(queue_name_from_url(request.queue_url))
+    await service.delete_queue(call.queue_name(request.queue_url))
     return None
 
 
 async def get_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(GetQueueAttributesRequest)
     attributes = await service.get_queue_attributes(
-        queue_name_from_url(request.queue_url), request.attribute_names
+        call.queue_name(request.queue_url), request.attribute_names
     )
     return {"Attributes": attributes or None}
 
 
 async def set_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SetQueueAttributesRequest)
-    await service.set_queue_attributes(queue_name_from_url(request.queue_url), request.attributes)
+    await service.set_queue_attributes(call.queue_name(request.queue_url), request.attributes)
     return None
 
 
 async def purge_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(PurgeQueueRequest)
-    await service.purge_queue(queue_name_from_url(request.queue_url))
+    await service.purge_queue(call.queue_name(request.queue_url))
     return None
 
 
 async def tag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(TagQueueRequest)
-    await service.tag_queue(queue_name_from_url(request.queue_url), request.tags)
+    await service.tag_queue(call.queue_name(request.queue_url), request.tags)
     return None
 
 
 async def untag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(UntagQueueRequest)
-    await service.untag_queue(queue_name_from_url(request.queue_url), request.tag_keys)
+    await service.untag_queue(call.queue_name(request.queue_url), request.tag_keys)
     return None
 
 
 async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListQueueTagsRequest)
-    tags = await service.list_queue_tags(queue_name_from_url(request.queue_url))
+    tags = await service.list_queue_tags(call.queue_name(request.queue_url))
     return {"Tags": tags or None}
 
 
@@ -196,14 +204,14 @@ async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | 
 
 async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageRequest)
-    result = await service.send_message(queue_name_from_url(request.queue_url), request.message)
+    result = await service.send_message(call.queue_name(request.queue_url), request.message)
     return _send_result(result)
 
 
 async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageBatchRequest)
     batch = await service.send_message_batch(
-        queue_name_from_url(request.queue_url), request.entries
+        call.queue_name(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id, **_send_result(result)}
@@ -215,21 +223,21 @@ async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult
 async def receive_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ReceiveMessageRequest)
     received = await service.receive_message(
-        queue_name_from_url(request.queue_url), request.receive
+        call.queue_name(request.queue_url), request.receive
     )
     return {"Messages": [_received(message) for message in received] or None}
 
 
 async def delete_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteMessageRequest)
-    await service.delete_message(queue_name_from_url(request.queue_url), request.receipt_handle)
+    await service.delete_message(call.queue_name(request.queue_url), request.receipt_handle)
     return None
 
 
 async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteMessageBatchRequest)
     batch = await service.delete_message_batch(
-        queue_name_from_url(request.queue_url), request.entries
+        call.queue_name(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
@@ -240,7 +248,7 @@ async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResu
 async def change_message_visibility(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ChangeMessageVisibilityRequest)
     await service.change_message_visibility(
-        queue_name_from_url(request.queue_url), request.receipt_handle, request.visibility_timeout
+        call.queue_name(request.queue_url), request.receipt_handle, request.visibility_timeout
     )
     return None
 
@@ -250,7 +258,7 @@ async def change_message_visibility_batch(
 ) -> WireResult | None:
     request = call.read(ChangeMessageVisibilityBatchRequest)
     batch = await service.change_message_visibility_batch(
-        queue_name_from_url(request.queue_url), request.entries
+        call.queue_name(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
@@ -265,7 +273,7 @@ async def list_dead_letter_source_queues(
 ) -> WireResult | None:
     request = call.read(ListDeadLetterSourceQueuesRequest)
     names, next_token = await service.list_dead_letter_source_queues(
-        queue_name_from_url(request.queue_url), request.max_results, request.next_token
+        call.queue_name(request.queue_url), request.max_results, request.next_token
     )
     # `queueUrls` is required in the output shape: an empty list, never left out.
     return {"queueUrls": [call.queue_url(name) for name in names], "NextToken": next_token}
@@ -274,7 +282,7 @@ async def list_dead_letter_source_queues(
 async def add_permission(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(AddPermissionRequest)
     await service.add_permission(
-        queue_name_from_url(request.queue_url), request.label, request.account_ids,
+        call.queue_name(request.queue_url), request.label, request.account_ids,
         request.actions,
     )
     return None
@@ -282,7 +290,7 @@ async def add_permission(service: QueueService, call: ApiCall) -> WireResult | N
 
 async def remove_permission(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(RemovePermissionRequest)
-    await service.remove_permission(queue_name_from_url(request.queue_url), request.label)
+    await service.remove_permission(call.queue_name(request.queue_url), request.label)
     return None
 
 

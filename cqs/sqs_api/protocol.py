@@ -5,20 +5,26 @@ AWS JSON 1.0; anything else is the query protocol with an `Action` parameter), t
 of JSON bodies and of form / query-string parameters, the protocol-neutral result type the
 handlers return, the request size cap, and the wire-only errors raised while decoding.
 
-Pure functions over strings and bytes: imports `cqs.errors` and the standard library only,
-never aiohttp, the service or storage.
+Decoding is strict, because it is where hostile input first meets the server: a form's `%`
+escapes must be well formed and decode to UTF-8, no parameter may be given twice, JSON is
+read through `validation.load_json` (bounded depth and integers), and every decoded string
+passes the one character rule (`validation.validate_text`) here, once, except message
+content, which the service checks entry by entry with the same rule.
+
+Pure functions over strings and bytes: imports `cqs.errors`, `cqs.validation` and the
+standard library only, never aiohttp, the service or storage.
 """
 
 from __future__ import annotations
 
 import enum
-import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_to_bytes
 
-from cqs import errors
+from cqs import errors, validation
 
 JSON_TARGET_PREFIX = "AmazonSQS."
 
@@ -52,7 +58,11 @@ class UnknownOperation(errors.UnknownAction):
 
 
 class MalformedJson(errors.MalformedRequest):
-    """A JSON 1.0 body is not a JSON object."""
+    """A JSON 1.0 body is not a JSON object (or cannot be read: bad UTF-8, gzip, nesting)."""
+
+
+class RepeatedParameter(errors.MalformedRequest):
+    """A query-protocol request gives one parameter more than once."""
 
 
 class RequestTooLarge(errors.CqsError):
@@ -104,31 +114,99 @@ def decode_json_request(target: str | None, body: bytes) -> DecodedRequest:
     if not body.strip():
         return DecodedRequest(Protocol.JSON, action)
     try:
-        decoded = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MalformedJson(f"The request body is not valid JSON: {exc}") from exc
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedJson("The request body is not valid UTF-8.") from None
+    try:
+        decoded = validation.load_json(text)
+    except validation.UnreadableJson as refused:
+        raise MalformedJson(f"The request body {refused.reason}") from None
     if not isinstance(decoded, dict):
         raise MalformedJson("The request body must be a JSON object.")
+    _check_json_text(decoded)
     return DecodedRequest(Protocol.JSON, action, json_body=decoded)
 
 
 def decode_query_request(query_string: str, body: bytes) -> DecodedRequest:
-    """Parameters from the query string and the form body (the body wins on a clash)."""
-    params = dict(_parse_form(query_string))
+    """Parameters from the raw (still percent-encoded) query string and the form body.
+
+    Each of the two may give a parameter once; when both give it, the body wins.
+    """
+    params = _parameters(query_string)
     if body.strip():
         try:
             form_text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise errors.MalformedRequest("The form body is not valid UTF-8.") from exc
-        params.update(_parse_form(form_text))
+        params.update(_parameters(form_text))
     action = params.get("Action", "")
     if not action:
         raise MissingAction("The request must contain the parameter Action.")
     return DecodedRequest(Protocol.QUERY, action, query_params=params)
 
 
-def _parse_form(text: str) -> list[tuple[str, str]]:
+# --- strict form decoding -------------------------------------------------------------------
+
+# A `%` that does not start an escape of two hex digits: urllib would keep it literally.
+_BROKEN_ESCAPE = re.compile("%(?![0-9A-Fa-f]{2})")
+
+
+def _parameters(form: str) -> dict[str, str]:
+    """The parameters of an `application/x-www-form-urlencoded` text, each named once."""
+    if _BROKEN_ESCAPE.search(form):
+        raise errors.MalformedRequest(
+            "The query string contains a syntax error: a % must be followed by two"
+            " hexadecimal digits."
+        )
+    pairs = [
+        (_form_decode(name), _form_decode(value))
+        for name, _, value in (item.partition("=") for item in form.split("&") if item)
+    ]
+    _check_query_text(pairs)
+    params: dict[str, str] = {}
+    for name, value in pairs:
+        if name in params:
+            raise RepeatedParameter(f"The parameter {name} is given more than once.")
+        params[name] = value
+    return params
+
+
+def _form_decode(text: str) -> str:
     try:
-        return parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="strict")
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise errors.MalformedRequest(f"The query string is malformed: {exc}") from exc
+        return unquote_to_bytes(text.replace("+", " ")).decode("utf-8")
+    except UnicodeDecodeError:
+        raise errors.MalformedRequest(
+            "The query string contains a syntax error: its percent-encoded bytes are not"
+            " valid UTF-8."
+        ) from None
+
+
+# --- the one character rule, over every decoded string ----------------------------------------
+
+# Message content: the service checks it with the same rule, entry by entry, so that one bad
+# message fails alone in a batch (as SQS reports it) instead of failing the whole request.
+_JSON_MESSAGE_CONTENT = frozenset({"MessageBody", "MessageAttributes", "MessageSystemAttributes"})
+_QUERY_MESSAGE_CONTENT = frozenset({"MessageBody", "MessageAttribute", "MessageSystemAttribute"})
+
+
+def _check_query_text(pairs: Iterable[tuple[str, str]]) -> None:
+    for name, value in pairs:
+        validation.validate_text(name, "the request", is_name=True)
+        if _QUERY_MESSAGE_CONTENT.isdisjoint(name.split(".")):
+            validation.validate_text(value, name)
+
+
+def _check_json_text(body: Mapping[str, object]) -> None:
+    """Every member name and string of a decoded body; lists are numbered from 1."""
+    pending: list[tuple[str, object]] = [("", body)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            validation.validate_text(value, path)
+        elif isinstance(value, dict):
+            for name, item in value.items():
+                validation.validate_text(name, path or "the request", is_name=True)
+                if name not in _JSON_MESSAGE_CONTENT:
+                    pending.append((f"{path}.{name}" if path else name, item))
+        elif isinstance(value, list):
+            pending.extend((f"{path}.{number}", item) for number, item in enumerate(value, 1))

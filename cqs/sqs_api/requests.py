@@ -66,12 +66,21 @@ def _q_required_int(params: QueryParams, name: str) -> int:
     return value
 
 
+# An optionally signed run of ASCII digits; at most 18 significant ones (every SQS integer
+# fits), so that no huge number is converted (slow, and refused by Python past 4300 digits).
+_INTEGER = re.compile(r"\s*([+-]?)0*([0-9]{1,18})\s*")
+
+
 def _integer(value: str, name: str) -> int:
-    if re.fullmatch(r"\s*[+-]?\d+\s*", value) is None:
+    match = _INTEGER.fullmatch(value)
+    if match is None:
+        shown = value if len(value) <= 40 else value[:20] + "..."
         raise InvalidParameterValue(
-            f"Value {value} for parameter {name} is invalid. Reason: must be an integer."
+            f"Value {shown} for parameter {name} is invalid. Reason: must be an integer of at"
+            " most 18 digits."
         )
-    return int(value)
+    sign, digits = match.groups()
+    return int(sign + digits)
 
 
 def _q_indexed(params: QueryParams, prefix: str) -> list[tuple[int, str, str]]:

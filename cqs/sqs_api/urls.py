@@ -2,40 +2,79 @@
 
 Owns how this endpoint names queues on the wire. The service speaks only queue names; the
 handlers turn names into URLs here and URLs back into names. The host comes from a fixed
-base URL when one is configured, else from the request (its scheme and Host header).
-Imports `cqs.errors` and the standard library only.
+base URL when one is configured, else from the request (its scheme and Host header, which
+must be a plain host[:port]: the URL never carries header junk). A URL naming another
+account names no queue here. Imports `cqs.errors` and the standard library only.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from urllib.parse import unquote, urlsplit
 
-from cqs.errors import InvalidAddress
+from cqs.errors import InvalidAddress, InvalidParameterValue, QueueDoesNotExist
+
+# RFC 3986 host[:port], narrowed to what names a server in practice: a DNS-style name (or
+# IPv4 address) of unreserved characters, or a bracketed IPv6 address; a port of 1-5 digits.
+_HOST_HEADER = re.compile(
+    r"(?P<host>[A-Za-z0-9._~-]{1,253}|\[(?P<ipv6>[0-9A-Fa-f:.]{2,45})\])(?::(?P<port>[0-9]{1,5}))?"
+)
 
 
 def base_url_for(configured: str | None, scheme: str, host: str | None) -> str:
-    """`http://host:port` with no trailing slash: the configured one, else the request's."""
+    """`http://host:port` with no trailing slash: the configured one, else the request's.
+
+    A request's Host that is not a valid host[:port] is refused (InvalidParameterValue).
+    """
     if configured:
         return configured.rstrip("/")
-    return f"{scheme}://{host or 'localhost'}"
+    if host is None:
+        return f"{scheme}://localhost"
+    if not is_valid_host(host):
+        raise InvalidParameterValue(
+            "The Host header is invalid. Reason: it must be a host name, an IPv4 address or a"
+            " bracketed IPv6 address, optionally followed by :port."
+        )
+    return f"{scheme}://{host}"
+
+
+def is_valid_host(host: str) -> bool:
+    """Whether `host` is a Host header value fit to put in a URL: host[:port]."""
+    match = _HOST_HEADER.fullmatch(host)
+    if match is None:
+        return False
+    port = match.group("port")
+    if port is not None and not 0 < int(port) <= 65_535:
+        return False
+    ipv6 = match.group("ipv6")
+    if ipv6 is not None:
+        try:
+            ipaddress.IPv6Address(ipv6)
+        except ValueError:
+            return False
+    return True
 
 
 def queue_url(base_url: str, account_id: str, queue_name: str) -> str:
     return f"{base_url.rstrip('/')}/{account_id}/{queue_name}"
 
 
-def queue_name_from_url(url: str) -> str:
+def queue_name_from_url(url: str, account_id: str) -> str:
     """The queue name a QueueUrl names: its last path segment, whatever the host.
 
     Clients often reach the endpoint under another host name than the one in the URL they
-    were given, so the host is not checked; nor is the account id. A bare name (no scheme,
-    no slash) is taken as the name itself.
+    were given, so the host is not checked. The account id before the name must be
+    `account_id`: a queue of another account does not exist here (QueueDoesNotExist, as SQS
+    answers). A bare name (no scheme, no slash) is taken as the name itself.
     """
     try:
         path = urlsplit(url.strip()).path
     except ValueError as exc:
         raise InvalidAddress(f"The address {url} is not valid for this endpoint.") from exc
-    segments = [segment for segment in path.split("/") if segment]
+    segments = [unquote(segment) for segment in path.split("/") if segment]
     if not segments:
         raise InvalidAddress(f"The address {url} is not valid for this endpoint.")
-    return unquote(segments[-1])
+    if len(segments) >= 2 and segments[-2] != account_id:
+        raise QueueDoesNotExist("The specified queue does not exist.")
+    return segments[-1]

@@ -34,7 +34,13 @@ from cqs.sqs_api.errors import (
     render_query_error,
     wire_error_for,
 )
-from cqs.sqs_api.protocol import MalformedJson, MissingAction, RequestTooLarge, UnknownOperation
+from cqs.sqs_api.protocol import (
+    MalformedJson,
+    MissingAction,
+    RepeatedParameter,
+    RequestTooLarge,
+    UnknownOperation,
+)
 from tests.unit.test_json_codec import _json_operation
 from tests.unit.test_query_codec import query_operation
 
@@ -113,8 +119,11 @@ def test_every_error_class_in_cqs_errors_has_a_wire_mapping() -> None:
         (errors.StorageUnavailable, "ServiceUnavailable",
          "com.amazonaws.sqs#ServiceUnavailable", 503, False),
         (errors.UnknownAction, "InvalidAction", "com.amazonaws.sqs#InvalidAction", 400, True),
+        # AWS's common-errors table gives MalformedQueryString a 404.
         (errors.MalformedRequest, "MalformedQueryString",
-         "com.amazonaws.sqs#MalformedQueryString", 400, True),
+         "com.amazonaws.sqs#MalformedQueryString", 404, True),
+        (RepeatedParameter, "InvalidQueryParameter",
+         "com.amazonaws.sqs#InvalidQueryParameter", 400, True),
         (UnknownOperation, "InvalidAction",
          "com.amazon.coral.service#UnknownOperationException", 400, True),
         (MalformedJson, "SerializationException",
@@ -270,6 +279,27 @@ async def test_a_malformed_json_body_is_a_serialization_exception() -> None:
     parsed = parse_json_error(body, status, headers)
     assert status == 400
     assert parsed["Error"]["Code"] == "SerializationException"
+
+
+async def test_a_body_that_is_not_the_gzip_it_claims_is_refused_then_closed() -> None:
+    json_status, json_headers, json_body = await _post(
+        _app(), data=b"{}",
+        headers={"X-Amz-Target": "AmazonSQS.ListQueues", "Content-Encoding": "gzip",
+                 "Content-Type": "application/x-amz-json-1.0"},
+    )
+    query_status, query_headers, query_body = await _post(
+        _app(), data=b"Action=ListQueues",
+        headers={"Content-Type": "application/x-www-form-urlencoded",
+                 "Content-Encoding": "gzip"},
+    )
+
+    assert json_status == 400
+    assert parse_json_error(json_body, json_status, json_headers)["Error"]["Code"] == (
+        "SerializationException"
+    )
+    assert query_status == 404
+    assert parse_query_error(query_body, query_status)["Error"]["Code"] == "MalformedQueryString"
+    assert json_headers["Connection"] == query_headers["Connection"] == "close"
 
 
 async def test_a_query_request_without_action_is_missing_action() -> None:

@@ -13,7 +13,13 @@ from urllib.parse import urlencode
 
 import pytest
 
-from cqs.errors import InvalidAddress, InvalidParameterValue, MalformedRequest, MissingParameter
+from cqs.errors import (
+    InvalidAddress,
+    InvalidParameterValue,
+    MalformedRequest,
+    MissingParameter,
+    QueueDoesNotExist,
+)
 from cqs.model import MessageAttributeValue, ReceiveRequest, SendRequest
 from cqs.sqs_api.protocol import (
     DecodedRequest,
@@ -130,29 +136,74 @@ def test_posting_to_a_queue_url_names_the_queue_unless_the_request_does() -> Non
 
 # --- queue URLs -------------------------------------------------------------------------------
 
+ACCOUNT = "000000000000"
+
+
 @pytest.mark.parametrize(
     "url",
     [
         "http://localhost:9324/000000000000/orders",
-        "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
-        "http://elsewhere/queue/orders/",
+        "https://sqs.us-east-1.amazonaws.com/000000000000/orders",
+        "http://elsewhere/000000000000/orders/",
+        "http://elsewhere/orders",
         "orders",
     ],
 )
 def test_a_queue_url_names_its_last_path_segment_whatever_the_host(url: str) -> None:
-    assert queue_name_from_url(url) == "orders"
+    assert queue_name_from_url(url, ACCOUNT) == "orders"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+        "http://localhost:9324/000000000001/orders",
+        "http://elsewhere/queue/orders/",
+    ],
+)
+def test_a_queue_url_of_another_account_names_no_queue_here(url: str) -> None:
+    with pytest.raises(QueueDoesNotExist) as raised:
+        queue_name_from_url(url, ACCOUNT)
+    assert raised.value.message == "The specified queue does not exist."
 
 
 @pytest.mark.parametrize("url", ["", "http://localhost:9324/", "http://[bad"])
 def test_a_queue_url_without_a_queue_name_is_an_invalid_address(url: str) -> None:
     with pytest.raises(InvalidAddress):
-        queue_name_from_url(url)
+        queue_name_from_url(url, ACCOUNT)
 
 
 def test_queue_urls_use_the_fixed_base_url_when_configured_else_the_request_host() -> None:
     assert base_url_for("http://sqs.example:80/", "https", "ignored") == "http://sqs.example:80"
     assert base_url_for(None, "http", "127.0.0.1:9324") == "http://127.0.0.1:9324"
     assert queue_url("http://h:1", "000000000000", "q") == "http://h:1/000000000000/q"
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost", "localhost:9324", "sqs.example.com.", "10.0.0.7:80", "[::1]:9324",
+     "[fe80::1]", "my_host-1"],
+)
+def test_a_host_header_that_is_a_host_and_port_makes_the_base_url(host: str) -> None:
+    assert base_url_for(None, "http", host) == f"http://{host}"
+
+
+@pytest.mark.parametrize(
+    "host",
+    ['evil"<x>:1', "a b", "h:99999", "h:", "[::1", "[not:ipv6]", "h/path", "user@h", "h:1:2",
+     "é.example", ""],
+)
+def test_a_host_header_that_is_not_a_host_and_port_is_refused(host: str) -> None:
+    with pytest.raises(InvalidParameterValue) as raised:
+        base_url_for(None, "http", host)
+    assert raised.value.message == (  # never the header itself
+        "The Host header is invalid. Reason: it must be a host name, an IPv4 address or a"
+        " bracketed IPv6 address, optionally followed by :port."
+    )
+
+
+def test_a_configured_base_url_is_used_whatever_the_host_header_says() -> None:
+    assert base_url_for("http://sqs.example", "http", 'evil"<x>') == "http://sqs.example"
 
 
 # --- hand-written query spellings ---------------------------------------------------------------
