@@ -30,7 +30,7 @@ from admin_ui.auth import (
     login_required_middleware,
 )
 from admin_ui.history import QueueHistory, Sample
-from cqs.errors import CqsError, QueueDoesNotExist, StorageUnavailable
+from cqs.errors import CqsError, QueueDoesNotExist, StorageError, StorageUnavailable
 from cqs.inspection import QueueInspector
 from cqs.model import CacheState
 from cqs.observability.hub import ObservabilityHub
@@ -207,7 +207,7 @@ async def error_page_middleware(request: web.Request, handler: Handler) -> web.S
         return await handler(request)
     except QueueDoesNotExist as error:
         return await views.error_page(request, 404, "No such queue", error)
-    except StorageUnavailable as error:
+    except StorageError as error:
         return await views.error_page(request, 503, "Storage unavailable", error)
     except CqsError as error:
         return await views.error_page(request, 400, "Request refused", error)

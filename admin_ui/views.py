@@ -30,9 +30,9 @@ from admin_ui.auth import (
     start_session,
 )
 from cqs import redrive
-from cqs.errors import CqsError, InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
+from cqs.errors import CqsError, InvalidParameterValue, QueueDoesNotExist, StorageError
 from cqs.inspection import ClusterView, PeekedMessage
-from cqs.model import CacheState, MessageMoveTask
+from cqs.model import CacheState, MessageMoveTask, Redelivery
 
 if TYPE_CHECKING:
     from admin_ui.app import AdminConsole
@@ -260,7 +260,7 @@ async def _links(console: AdminConsole) -> dict[str, str]:
     badges are left out rather than the whole page)."""
     try:
         return await console.inspector.dead_letter_links()
-    except StorageUnavailable:
+    except StorageError:
         return {}
 
 
@@ -388,6 +388,7 @@ async def _live_figures(
             console.service.queue_arn(name), 10
         )
         tasks = [_task_view(task) for task in found]
+    totals = (await asyncio.to_thread(console.hub.exposition.queue_totals)).get(name, {})
     return {
         "name": name,
         "visible": int(counts["ApproximateNumberOfMessages"]),
@@ -404,6 +405,11 @@ async def _live_figures(
         "tasks": tasks,
         "history": console.history.series(name),
         "history_interval_seconds": console.history.interval_seconds,
+        # Since the server started, across its processes (the metrics' totals).
+        "redeliveries": {
+            reason.value: int(totals.get(f"redelivered_{reason.value}", 0))
+            for reason in Redelivery
+        },
     }
 
 
@@ -768,6 +774,12 @@ async def _cluster_view(console: AdminConsole) -> dict[str, Any]:
                 "queues": server.queues[:CLUSTER_QUEUES_SHOWN],
                 "lag_ms": server.revisibility_lag_ms,
                 "memory": server.figures.get("used_memory_human", "—"),
+                # This process's command pool: calls running / waiting for a slot, of its size.
+                "pool": (
+                    f"{server.figures['pool_in_use']} / {server.figures['pool_waiting']} "
+                    f"of {server.figures['pool_size']}"
+                    if "pool_size" in server.figures else "—"
+                ),
                 "memory_peak": server.figures.get("used_memory_peak_human", "—"),
                 "maxmemory": (
                     server.figures.get("maxmemory_human", "—")

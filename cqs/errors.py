@@ -118,8 +118,18 @@ class BatchRequestTooLong(CqsError):
 
 # --- the service ------------------------------------------------------------------------
 
-class StorageUnavailable(CqsError):
+class StorageError(CqsError):
+    """A backend call did not complete; the client may retry. Catch the subclasses where
+    they mean different things: only StorageUnavailable says a backend is down."""
+
+
+class StorageUnavailable(StorageError):
     """A backend (Redis or Cassandra) could not be reached in time; the client may retry."""
+
+
+class StorageBusy(StorageError):
+    """A local limit held a backend call back too long (a full connection pool, a slow event
+    loop): back-pressure, not an outage. The backend is up; the client may retry."""
 
 
 class UnsupportedOperation(CqsError):

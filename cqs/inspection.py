@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cqs import redrive
-from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
+from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
 from cqs.model import CacheState, Message, Queue
 from cqs.ports import MessageCache, MessageStore, QueueCatalog
 
@@ -153,7 +153,7 @@ class QueueInspector:
             states = await self._cache.message_states(
                 queue.name, [message.message_id for message in messages], now_ms
             )
-        except StorageUnavailable:
+        except StorageError:
             return [PeekedMessage(message, UNKNOWN) for message in messages]
         peeked: list[PeekedMessage] = []
         for message in messages:
@@ -235,13 +235,13 @@ class QueueInspector:
     async def _names(self) -> list[str] | None:
         try:
             return await self._catalog.list_names()
-        except StorageUnavailable:
+        except StorageError:
             return None
 
     async def _cassandra(self) -> CassandraView:
         try:
             figures = await asyncio.wait_for(self._store.describe(), _CLUSTER_CHECK_SECONDS)
-        except (StorageUnavailable, TimeoutError) as error:
+        except (StorageError, TimeoutError) as error:
             return CassandraView(False, error=str(error) or "no answer in time")
         return CassandraView(True, figures)
 

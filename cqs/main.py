@@ -46,7 +46,8 @@ from cqs.observability.hub import ObservabilityHub
 from cqs.observability.routes import add_observability_routes
 from cqs.observability.stats import QueueStatistics
 from cqs.receipts import ReceiptSigner
-from cqs.redis_cache.cache import RedisMessageCache, server_label
+from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.servers import server_label
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService, ServiceTuning
 from cqs.settings import Settings, add_setting_flags, load_settings, settings_environment
@@ -92,7 +93,10 @@ def build_app(settings: Settings) -> web.Application:
         cache = RedisMessageCache(
             list(settings.redis_urls),
             socket_timeout=settings.redis_timeout_seconds,
+            max_connections=settings.redis_max_connections,
+            pool_wait_seconds=settings.redis_pool_wait_seconds,
             observe=hub.telemetry.observe_backend,
+            observe_pool=hub.telemetry.observe_pool_wait,
         )
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.

@@ -149,6 +149,8 @@ class Delivery:
     receive_count: int
     first_receive_timestamp_ms: int
     receipt_nonce: str
+    # First delivery from a refilled cache: it may repeat one made before the cache was lost.
+    reloaded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +176,14 @@ class DeleteOutcome(enum.Enum):
     DELETED = "deleted"  # the handle was current; the message is gone from the cache
     NOT_CACHED = "not_cached"  # the cache does not hold the message (deleted, or never filled)
     STALE_HANDLE = "stale_handle"  # the message was received again since this handle was issued
+
+
+class Redelivery(enum.Enum):
+    """Why a delivery repeats, or may repeat, an earlier delivery of the same message."""
+
+    VISIBILITY_TIMEOUT = "visibility_timeout"  # received before; its timeout passed (expected)
+    STORE_FALLBACK = "store_fallback"  # handed out from the store while the cache was not ready
+    REFILL = "refill"  # first delivery from a refilled cache
 
 
 class VisibilityOutcome(enum.Enum):

@@ -21,6 +21,7 @@ from cqs.model import (
     MessageCounts,
     MessageMoveTask,
     Queue,
+    Redelivery,
     VisibilityOutcome,
 )
 
@@ -356,6 +357,9 @@ class Telemetry(Protocol):
     def messages_moved_to_dead_letter_queue(self, queue_name: str, count: int) -> None:
         """`count` messages of `queue_name` exceeded maxReceiveCount and went to its DLQ."""
 
+    def messages_redelivered(self, queue_name: str, reason: Redelivery, count: int) -> None:
+        """`count` deliveries repeat (or may repeat) an earlier one, for `reason`."""
+
     def serving_from_store(self, queue_name: str, active: bool) -> None:
         """The queue is (`active`) or is no longer served from the durable store
         (Return-From-Cassandra); reported on every receive pass."""
@@ -394,6 +398,9 @@ class NullTelemetry:
         pass
 
     def messages_moved_to_dead_letter_queue(self, queue_name: str, count: int) -> None:
+        pass
+
+    def messages_redelivered(self, queue_name: str, reason: Redelivery, count: int) -> None:
         pass
 
     def serving_from_store(self, queue_name: str, active: bool) -> None:

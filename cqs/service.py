@@ -35,8 +35,11 @@ from cqs.errors import (
     QueueNameExists,
     ReceiptHandleIsInvalid,
     ResourceNotFound,
+    StorageBusy,
+    StorageError,
     StorageUnavailable,
 )
+from cqs.long_poll import LongPollWaiters
 from cqs.model import (
     DEFAULT_QUEUE_ATTRIBUTES,
     BatchFailure,
@@ -55,6 +58,7 @@ from cqs.model import (
     ReceiptHandle,
     ReceivedMessage,
     ReceiveRequest,
+    Redelivery,
     SendRequest,
     SendResult,
     VisibilityOutcome,
@@ -114,7 +118,7 @@ def new_message_id() -> str:
 class ServiceTuning:
     """Timing knobs of the service, taken from Settings by the composition root."""
 
-    long_poll_recheck_seconds: float = 0.2
+    long_poll_recheck_seconds: float = 1.0
     cache_fill_lease_seconds: float = 30.0
     cache_fill_page_size: int = 500
     metadata_ttl_seconds: float = 1.0
@@ -150,7 +154,7 @@ class QueueService:
         self._owner = uuid.uuid4().hex  # this process, as a cache-fill lease holder
         self._queues: dict[str, tuple[Queue, float]] = {}
         self._refreshing: set[str] = set()
-        self._arrivals: dict[str, asyncio.Event] = {}
+        self._waiters = LongPollWaiters(self._tuning.long_poll_recheck_seconds)
         self._fills: dict[str, asyncio.Task[None]] = {}
         self._fill_attempted_at: dict[str, float] = {}
         # Queues whose cache missed a write while Redis was unreachable: refilled once it
@@ -222,9 +226,7 @@ class QueueService:
     def notify_messages_available(self, names: Sequence[str]) -> None:
         """Wake this process's long polls on these queues (called on send and by the worker)."""
         for name in names:
-            event = self._arrivals.pop(name, None)
-            if event is not None:
-                event.set()
+            self._waiters.wake(name)
 
     async def relay_arrivals(self) -> None:
         """Wake local long polls for messages announced by any process; runs until cancelled."""
@@ -232,6 +234,7 @@ class QueueService:
             self.notify_messages_available([name])
 
     async def close(self) -> None:
+        await self._waiters.close()
         runners = list(self._fills.values()) + list(self._move_runners.values())
         for task in runners:
             task.cancel()
@@ -634,30 +637,32 @@ class QueueService:
         deadline = self._clock() + wait
         listening = False
         while True:
-            deliveries = await self._receive_once(
-                queue, request.max_number_of_messages, timeout, attempt_id
-            )
+            try:
+                deliveries = await self._receive_once(
+                    queue, request.max_number_of_messages, timeout, attempt_id
+                )
+            except StorageBusy:
+                if wait <= 0:
+                    raise
+                deliveries = []  # this process is loaded: look again when woken
             remaining = deadline - self._clock()
             if deliveries or remaining <= 0:
                 break
             if not listening:  # sends through other processes publish a wake-up for us
                 listening = await self._listen(name, remaining)
-            event = self._arrivals.setdefault(name, asyncio.Event())
-            pause = min(remaining, self._tuning.long_poll_recheck_seconds)
             self._telemetry.long_poll_waiting(1)
             try:
-                await asyncio.wait_for(event.wait(), pause)
-            except TimeoutError:
-                pass
+                await self._waiters.wait(name, remaining)
             finally:
                 self._telemetry.long_poll_waiting(-1)
             queue = await self._queue(name)
+        self._waiters.pass_on(name, len(deliveries), request.max_number_of_messages)
         return [self._received(queue, d, request) for d in deliveries]
 
     async def _listen(self, name: str, seconds: float) -> bool:
         try:
             await self._cache.listen(name, int(seconds * 1000) + 1000)
-        except StorageUnavailable:
+        except StorageError:
             return False
         return True
 
@@ -684,8 +689,7 @@ class QueueService:
         if deliveries is None:
             self._start_fill_soon(queue)
             deliveries = await self._receive_from_store(queue, count, now_ms)
-        self._telemetry.messages_received(queue.name, len(deliveries), from_cache)
-        self._telemetry.serving_from_store(queue.name, not from_cache)
+        self._count_deliveries(queue, deliveries, from_cache)
         if timeout > 0:
             for delivery in deliveries:
                 self._deliveries.record(
@@ -716,14 +720,29 @@ class QueueService:
             self._start_fill_soon(queue)
             return []
         deliveries = outcome[0]
-        self._telemetry.messages_received(queue.name, len(deliveries), True)
-        self._telemetry.serving_from_store(queue.name, False)
+        self._count_deliveries(queue, deliveries, True)
         if timeout > 0:
             for delivery in deliveries:
                 self._deliveries.record(
                     queue.queue_id, delivery.message.message_id, now_ms + timeout * 1000
                 )
         return deliveries
+
+    def _count_deliveries(
+        self, queue: Queue, deliveries: Sequence[Delivery], from_cache: bool
+    ) -> None:
+        """Report a receive pass, with the deliveries that repeat (or may repeat) earlier
+        ones by reason, so operators can see why duplicates happen."""
+        telemetry = self._telemetry
+        telemetry.messages_received(queue.name, len(deliveries), from_cache)
+        telemetry.serving_from_store(queue.name, not from_cache)
+        if not from_cache:
+            telemetry.messages_redelivered(queue.name, Redelivery.STORE_FALLBACK, len(deliveries))
+            return
+        again = sum(1 for delivery in deliveries if delivery.receive_count > 1)
+        reloaded = sum(1 for delivery in deliveries if delivery.reloaded)
+        telemetry.messages_redelivered(queue.name, Redelivery.VISIBILITY_TIMEOUT, again)
+        telemetry.messages_redelivered(queue.name, Redelivery.REFILL, reloaded)
 
     async def _receive_from_store(self, queue: Queue, count: int, now_ms: int) -> list[Delivery]:
         """Return-From-Cassandra: serve live messages straight from the durable store,
@@ -838,7 +857,7 @@ class QueueService:
                     name, loaded, self._clock() - started,
                 )
                 self.notify_messages_available([name])
-        except StorageUnavailable as exc:
+        except StorageError as exc:
             log.warning("cache fill of queue %s interrupted: %s", name, exc)
             await self._give_up_fill_lease(name)
         finally:
@@ -853,7 +872,7 @@ class QueueService:
             try:
                 await self._cache.renew_fill(name, self._owner, 1)
                 return
-            except StorageUnavailable:
+            except StorageError:
                 if attempt + 1 < FILL_LEASE_RELEASE_ATTEMPTS:
                     await asyncio.sleep(1.0)
 
@@ -1399,7 +1418,7 @@ def _batch_result(entry_ids: Sequence[str], outcomes: Sequence[object]) -> Batch
     successful: list[tuple[str, None]] = []
     failed: list[BatchFailure] = []
     for entry_id, outcome in zip(entry_ids, outcomes, strict=True):
-        if isinstance(outcome, StorageUnavailable):
+        if isinstance(outcome, StorageError):
             raise outcome
         if isinstance(outcome, CqsError):
             failed.append(BatchFailure(entry_id, outcome))

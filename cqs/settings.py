@@ -39,14 +39,20 @@ class Settings:
     # process that uses it (later processes adopt the stored value).
     cassandra_bucket_seconds: int = 300
     redis_timeout_seconds: float = 1.0
+    # Redis calls in flight at once per server and process (the command pool's size); a call
+    # finding all busy waits up to redis_pool_wait_seconds, then answers 503 (retryable).
+    # A full pool is back-pressure: it never counts as the server being down.
+    redis_max_connections: int = 64
+    redis_pool_wait_seconds: float = 5.0
     data_dir: Path = field(default_factory=lambda: Path(".cqs-data"))
     # Secret for signing receipt handles; None: one shared secret kept in Cassandra.
     receipt_secret: str | None = None
     # How often the revisibility worker returns due in-flight and delayed messages.
     revisibility_interval_seconds: float = 0.1
-    # How often a waiting long poll re-checks the queue for messages sent through
-    # another process (messages sent through this process wake it at once).
-    long_poll_recheck_seconds: float = 0.2
+    # How often each queue's oldest waiting long poll re-checks the queue, in case an arrival
+    # announcement was missed (sends through any process, and messages the revisibility
+    # sweep returns, wake a waiting poll at once over pub/sub).
+    long_poll_recheck_seconds: float = 1.0
     cache_fill_lease_seconds: float = 30.0
     # How often each process drops cached messages past their queue's retention period.
     expiry_trim_seconds: float = 30.0

@@ -374,6 +374,9 @@
     setText(main, "delayed", String(data.delayed));
     setText(main, "oldest", duration(data.oldest_age_seconds));
     setText(main, "server", data.server);
+    Object.keys(data.redeliveries).forEach(function (reason) {
+      setText(main, "redelivered_" + reason, String(data.redeliveries[reason]));
+    });
     var state = main.querySelector('[data-field="state"]');
     if (state && state.textContent.trim() !== data.state_label) {
       clear(state); state.appendChild(stateBadge(data.state, data.state_label));
@@ -406,6 +409,7 @@
       setText(row, "memory", server.memory);
       setText(row, "memory_peak", server.memory_peak);
       setText(row, "clients", server.figures.connected_clients || "—");
+      setText(row, "pool", server.pool);
       setText(row, "queue_count", String(server.queue_count));
       setText(row, "due_queues", server.figures.due_queues || "—");
       setText(row, "lag", server.lag_ms + " ms");

@@ -168,6 +168,12 @@ class EmbeddedRedis:
             self._terminate(self._process, grace=timeout)
             self._process = None
 
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("redis-server is not running")
+        return self._process.pid
+
     def kill(self) -> None:
         """SIGKILL at once, as a crash would (fault tests)."""
         if self._process is not None:

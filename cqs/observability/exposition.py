@@ -132,7 +132,8 @@ class MetricsExposition:
         return generate_latest(_Families(families))
 
     def queue_totals(self) -> dict[str, dict[str, float]]:
-        """Per queue, the totals of the per-queue counters (sent, received, ...)."""
+        """Per queue, the totals of the per-queue counters (sent, received, ...); redeliveries
+        by reason as `redelivered_<reason>`."""
         totals: dict[str, dict[str, float]] = {}
         for family in self.recorded_families():
             field_name = COUNTER_FIELDS.get(family.name)
@@ -141,7 +142,10 @@ class MetricsExposition:
             for sample in family.samples:
                 if sample.name.endswith("_total") and "queue" in sample.labels:
                     fields = totals.setdefault(sample.labels["queue"], {})
-                    fields[field_name] = fields.get(field_name, 0) + sample.value
+                    field = field_name
+                    if "reason" in sample.labels:
+                        field = f"{field_name}_{sample.labels['reason']}"
+                    fields[field] = fields.get(field, 0) + sample.value
         return totals
 
     def _worker_process_families(self) -> list[Metric]:

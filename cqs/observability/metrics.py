@@ -63,6 +63,13 @@ RECORDED: tuple[MetricInfo, ...] = (
              "Cached messages dropped after their queue's retention period."),
     _counter("cqs_messages_moved_to_dead_letter_queue_total", ("queue",),
              "Messages moved to the queue's dead-letter queue after maxReceiveCount receives."),
+    _counter("cqs_messages_redelivered_total", ("queue", "reason"),
+             "Deliveries that repeat, or may repeat, an earlier delivery of the same message. "
+             "reason: visibility_timeout (received again after its visibility timeout passed "
+             "without a delete, or was set to 0: expected), store_fallback (handed out from "
+             "Cassandra while the queue's cache was not ready: may repeat a delivery still in "
+             "flight), refill (first delivery from a refilled cache: may repeat a delivery "
+             "made before the cache was lost)."),
     _counter("cqs_cache_hits_total", (),
              "Receive passes answered by the Redis cache."),
     _counter("cqs_cache_misses_total", (),
@@ -87,6 +94,12 @@ RECORDED: tuple[MetricInfo, ...] = (
                "Latency of Redis and Cassandra calls, by server and operation.", BACKEND_BUCKETS),
     _counter("cqs_backend_errors_total", ("backend", "server", "operation"),
              "Redis and Cassandra calls that failed, by server and operation."),
+    _histogram("cqs_backend_pool_wait_seconds", ("backend", "server"),
+               "Time calls waited for a free connection slot (only calls that had to wait): "
+               "back-pressure, not an outage.", BACKEND_BUCKETS),
+    _counter("cqs_backend_pool_exhausted_total", ("backend", "server"),
+             "Calls refused with a retryable 503 after waiting the whole pool wait for a "
+             "connection slot."),
     _histogram("cqs_revisibility_sweep_duration_seconds", (),
                "Duration of one revisibility pass over every Redis server.", SWEEP_BUCKETS),
     _histogram("cqs_revisibility_lag_seconds", (),
@@ -170,6 +183,9 @@ class CqsMetrics:
         self.long_polls_waiting = self._gauge("cqs_api_long_polls_waiting")
         self.backend_duration = self._histogram("cqs_backend_request_duration_seconds")
         self.backend_errors = self._counter("cqs_backend_errors_total")
+        self.pool_wait = self._histogram("cqs_backend_pool_wait_seconds")
+        self.pool_exhausted = self._counter("cqs_backend_pool_exhausted_total")
+        self.messages_redelivered = self._counter("cqs_messages_redelivered_total")
         self.sweep_duration = self._histogram("cqs_revisibility_sweep_duration_seconds")
         self.revisibility_lag = self._histogram("cqs_revisibility_lag_seconds")
         self.released_queues = self._counter("cqs_revisibility_released_queues_total")

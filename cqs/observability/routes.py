@@ -14,7 +14,7 @@ import logging
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from cqs.errors import QueueDoesNotExist, StorageUnavailable
+from cqs.errors import QueueDoesNotExist, StorageError
 from cqs.observability.health import Answer, liveness, starting
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.stats import QueueSnapshot, queue_view, statistics_view
@@ -86,7 +86,7 @@ async def queue_endpoint(request: web.Request) -> web.Response:
         snapshot = await hub.attached.statistics.read([name])
     except QueueDoesNotExist:
         return _json(Answer(404, {"error": "QueueDoesNotExist", "queue": name}))
-    except StorageUnavailable as error:
+    except StorageError as error:
         return _json(Answer(503, {"error": "ServiceUnavailable", "message": str(error)}))
     totals = await asyncio.to_thread(hub.exposition.queue_totals)
     view = queue_view(name, snapshot, totals.get(name, {}))

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cqs.errors import StorageUnavailable
-from cqs.model import CacheState
+from cqs.errors import StorageError
+from cqs.model import CacheState, Redelivery
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class QueueStatistics:
             try:
                 self._names = list(await self._list_names())
                 self._names_at = self._clock()
-            except StorageUnavailable:
+            except StorageError:
                 log.debug("queue statistics: catalog unreachable, using the last queue names")
         return self._names
 
@@ -121,8 +121,19 @@ COUNTER_FIELDS: Mapping[str, str] = {
     "cqs_messages_deleted": "deleted",
     "cqs_messages_expired": "expired",
     "cqs_messages_moved_to_dead_letter_queue": "moved_to_dead_letter_queue",
+    "cqs_messages_redelivered": "redelivered",  # by reason: redelivered_<reason>
     "cqs_cache_serving_from_store_seconds": "served_from_cassandra_seconds",
 }
+
+
+# The per-queue totals: one per counter, the redeliveries one per reason.
+TOTAL_FIELDS: tuple[str, ...] = tuple(
+    field
+    for name in COUNTER_FIELDS.values()
+    for field in (
+        [f"{name}_{reason.value}" for reason in Redelivery] if name == "redelivered" else [name]
+    )
+)
 
 
 def queue_view(
@@ -138,7 +149,7 @@ def queue_view(
         "in_flight_messages": figures.in_flight,
         "delayed_messages": figures.delayed,
         "oldest_message_age_seconds": round(snapshot.oldest_age_seconds(queue_name), 3),
-        "totals": {field_name: totals.get(field_name, 0) for field_name in COUNTER_FIELDS.values()},
+        "totals": {field_name: totals.get(field_name, 0) for field_name in TOTAL_FIELDS},
     }
 
 

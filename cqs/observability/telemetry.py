@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from cqs.model import Redelivery
 from cqs.observability.metrics import CqsMetrics
 
 # A queue served from Cassandra accrues time between two receive passes of this process;
@@ -50,6 +51,10 @@ class PrometheusTelemetry:
 
     def messages_moved_to_dead_letter_queue(self, queue_name: str, count: int) -> None:
         self._metrics.messages_dead_lettered.labels(queue_name).inc(count)
+
+    def messages_redelivered(self, queue_name: str, reason: Redelivery, count: int) -> None:
+        if count:
+            self._metrics.messages_redelivered.labels(queue_name, reason.value).inc(count)
 
     # --- the cache ----------------------------------------------------------------------------
     def serving_from_store(self, queue_name: str, active: bool) -> None:
@@ -111,3 +116,9 @@ class PrometheusTelemetry:
         series[0].observe(seconds)
         if not ok:
             series[1].inc()
+
+    def observe_pool_wait(self, backend: str, server: str, seconds: float, admitted: bool) -> None:
+        """A call waited for a connection slot; not `admitted`: it gave up (a 503)."""
+        self._metrics.pool_wait.labels(backend, server).observe(seconds)
+        if not admitted:
+            self._metrics.pool_exhausted.labels(backend, server).inc()

@@ -1,9 +1,10 @@
 """RedisMessageCache: the `MessageCache` port over one or more Redis servers.
 
 Owns the mapping of queues to servers (a consistent-hash ring over the server URLs), the
-calls into the Lua scripts, the decoding of their replies into model values, and the
-translation of redis-py failures into `StorageUnavailable` (once, here). Imports model,
-errors and its own package; never the service, aiohttp or cassandra.
+calls into the Lua scripts and the decoding of their replies into model values. How a call
+reaches its server, within the pool's limit, and what its failure means (`StorageBusy` or
+`StorageUnavailable`) is `servers.py`'s. Imports model, errors and its own package; never
+the service, aiohttp or cassandra.
 
 Clocks: every method that takes `now_ms` uses it. `change_visibility` has no `now_ms` in
 the port, so it reads the wall clock (`time.time()`), the same clock the service uses to
@@ -17,7 +18,6 @@ published meanwhile are missed (long polls must still re-check on their own time
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -25,16 +25,8 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
-from urllib.parse import urlsplit
 
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, ReadOnlyError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
-from cqs.errors import StorageUnavailable
+from cqs.errors import StorageBusy, StorageError
 from cqs.message_codec import decode_message, encode_message
 from cqs.model import (
     Admission,
@@ -58,23 +50,18 @@ from cqs.redis_cache.keys import (
     filling_state,
 )
 from cqs.redis_cache.ring import HashRing
-from cqs.redis_cache.scripts import SCRIPT_NAMES, QueueScripts, register_scripts
+from cqs.redis_cache.scripts import SCRIPT_NAMES
+from cqs.redis_cache.servers import (
+    BackendObserver,
+    PoolObserver,
+    RedisServer,
+    ServerLimits,
+)
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 P = ParamSpec("P")
-
-# The server could not be reached or did not answer in time: trips the breaker.
-_UNREACHABLE: tuple[type[BaseException], ...] = (
-    RedisConnectionError,  # includes BusyLoadingError (server still starting)
-    RedisTimeoutError,
-    OSError,  # includes the builtin TimeoutError that asyncio timeouts raise
-)
-# The server answered but cannot take writes now: the client may retry, the server is up.
-_REFUSING: tuple[type[BaseException], ...] = (OutOfMemoryError, ReadOnlyError)
-
-UNAVAILABLE_MESSAGE = "The message cache is temporarily unavailable; retry the request."
 
 TRIM_BATCH = 1000  # messages one trim_expired call drops at most (one short script run)
 FORGET_BATCH = 1000  # ids per forget_store_deletes script run (Lua unpack has a stack limit)
@@ -90,63 +77,8 @@ RESUBSCRIBE_FIRST_DELAY_S = 0.05
 RESUBSCRIBE_MAX_DELAY_S = 1.0
 
 
-class ServerBreaker:
-    """Remembers a server as down for a while after a failure, so requests fail fast.
-
-    Closed: calls go through. After a failure: open for `down_seconds` (calls raise at
-    once). Then the next call tries the server again; success closes the breaker.
-    """
-
-    def __init__(
-        self,
-        server: str,
-        down_seconds: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._server = server
-        self._down_seconds = down_seconds
-        self._clock = clock
-        self._down_until: float | None = None
-
-    @property
-    def is_down(self) -> bool:
-        return self._down_until is not None and self._clock() < self._down_until
-
-    def check(self) -> None:
-        """Raise StorageUnavailable while the server is remembered as down."""
-        if self.is_down:
-            raise StorageUnavailable(UNAVAILABLE_MESSAGE)
-
-    def record_failure(self, error: BaseException) -> None:
-        if self._down_until is None:
-            log.warning("Redis server %s is unreachable: %r", self._server, error)
-        self._down_until = self._clock() + self._down_seconds
-
-    def record_success(self) -> None:
-        if self._down_until is not None:
-            log.warning("Redis server %s is reachable again", self._server)
-        self._down_until = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Server:
-    url: str
-    client: Redis
-    scripts: QueueScripts
-    breaker: ServerBreaker
-
-
-# Told about every Redis call when given: (backend, server label, operation, seconds, ok).
-BackendObserver = Callable[[str, str, str, float, bool], None]
-
 # 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000
-
-
-def server_label(url: str) -> str:
-    """`host:port/db` of a Redis URL: names the server in metrics without its password."""
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
 
 
 def _sent_ms_of(message_id: str | None) -> int | None:
@@ -222,6 +154,25 @@ def dedup_field(queue_id: str, key: str) -> str:
     return f"{queue_id}/{key}"
 
 
+def _decode_receive(reply: Any) -> tuple[list[Delivery], list[Message]] | None:
+    """The reply of receive.lua and receive_fifo.lua: None (cache not ready), or the
+    deliveries (six values each) and the dead letters (id, payload each)."""
+    if reply is None:
+        return None
+    delivered, dead = reply
+    deliveries = [
+        Delivery(
+            message=decode_message(delivered[index + 1]),
+            receive_count=int(delivered[index + 2]),
+            first_receive_timestamp_ms=int(delivered[index + 3]),
+            receipt_nonce=str(delivered[index + 4]),
+            reloaded=bool(int(delivered[index + 5])),
+        )
+        for index in range(0, len(delivered), 6)
+    ]
+    return deliveries, [decode_message(payload) for payload in dead[1::2]]
+
+
 def _wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
@@ -252,32 +203,26 @@ class RedisMessageCache:
         socket_timeout: float = 1.0,
         connect_timeout: float = 0.5,
         down_seconds: float = 1.0,
+        max_connections: int = 64,
+        pool_wait_seconds: float = 5.0,
         observe: BackendObserver | None = None,
+        observe_pool: PoolObserver | None = None,
     ) -> None:
         self._ring = HashRing(urls)
-        self._servers: dict[str, _Server] = {}
         self._feeds: set[_ArrivalFeed] = set()
-        self._observe = observe
-        self._labels = {url: server_label(url) for url in urls}
-        self._operation_names: dict[int, str] = {}  # id of a registered script -> its name
-        for url in urls:
-            client: Redis = Redis.from_url(
-                url,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=connect_timeout,
-                health_check_interval=0,
-                retry=Retry(NoBackoff(), 0),  # no retries: the service decides what to do
-                decode_responses=True,
-                client_name="cqs",
-            )
-            self._servers[url] = _Server(
-                url=url,
-                client=client,
-                scripts=register_scripts(client),
-                breaker=ServerBreaker(url, down_seconds),
-            )
-            for name in SCRIPT_NAMES:
-                self._operation_names[id(getattr(self._servers[url].scripts, name))] = name
+        limits = ServerLimits(
+            socket_timeout, connect_timeout, down_seconds, max_connections, pool_wait_seconds
+        )
+        self._servers: dict[str, RedisServer] = {
+            url: RedisServer(url, limits, observe=observe, observe_pool=observe_pool)
+            for url in urls
+        }
+        # id of a registered script -> its name (the operation label of its calls)
+        self._operation_names: dict[int, str] = {
+            id(getattr(server.scripts, name)): name
+            for server in self._servers.values()
+            for name in SCRIPT_NAMES
+        }
 
     def server_for(self, queue_name: str) -> str:
         """The URL of the Redis server holding `queue_name`."""
@@ -287,36 +232,13 @@ class RedisMessageCache:
 
     async def _call(
         self,
-        server: _Server,
+        server: RedisServer,
         operation: Callable[P, Awaitable[T]],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """Run one Redis operation on `server`, translating its failures."""
-        server.breaker.check()
-        started = time.perf_counter()
-        ok = False
-        try:
-            result = await operation(*args, **kwargs)
-            ok = True
-        except _UNREACHABLE as exc:
-            server.breaker.record_failure(exc)
-            # The pool's idle connections died with the server (or will fail the same way):
-            # drop them, so that once it is back every call gets a fresh connection instead
-            # of failing once per stale one (and tripping the breaker again each time).
-            with contextlib.suppress(Exception):
-                await server.client.connection_pool.disconnect(inuse_connections=False)
-            raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
-        except _REFUSING as exc:
-            raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
-        finally:
-            if self._observe is not None:
-                self._observe(
-                    "redis", self._labels[server.url], self._operation_name(operation),
-                    time.perf_counter() - started, ok,
-                )
-        server.breaker.record_success()
-        return result
+        """Run one Redis operation on `server` (its limits and failure translation)."""
+        return await server.call(self._operation_name(operation), operation, *args, **kwargs)
 
     def _operation_name(self, operation: object) -> str:
         """A script's name, a command's name, or the method a local helper serves."""
@@ -477,19 +399,7 @@ class RedisMessageCache:
                 *nonces[:count],
             ],
         )
-        if reply is None:
-            return None
-        delivered, dead = reply
-        deliveries = [
-            Delivery(
-                message=decode_message(delivered[index + 1]),
-                receive_count=int(delivered[index + 2]),
-                first_receive_timestamp_ms=int(delivered[index + 3]),
-                receipt_nonce=str(delivered[index + 4]),
-            )
-            for index in range(0, len(delivered), 5)
-        ]
-        return deliveries, [decode_message(payload) for payload in dead[1::2]]
+        return _decode_receive(reply)
 
     async def listen(self, queue_name: str, ttl_ms: int) -> None:
         server = self._servers[self.server_for(queue_name)]
@@ -512,12 +422,12 @@ class RedisMessageCache:
             self._feeds.discard(feed)
             await feed.stop()
 
-    async def _follow_arrivals(self, server: _Server, names: asyncio.Queue[str | None]) -> None:
+    async def _follow_arrivals(self, server: RedisServer, names: asyncio.Queue[str | None]) -> None:
         """Subscribe to `server`'s arrivals channel and feed `names` until cancelled."""
         delay = RESUBSCRIBE_FIRST_DELAY_S
         in_outage = False
         while True:
-            pubsub = server.client.pubsub(ignore_subscribe_messages=True)
+            pubsub = server.feed_client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(ARRIVALS_CHANNEL)
                 if in_outage:
@@ -566,12 +476,12 @@ class RedisMessageCache:
                 break
             try:
                 found.update(await self._call(server, self._read_store_deletes, server, remaining))
-            except StorageUnavailable:
+            except StorageError:
                 log.debug("skipping deferred store deletes on %s: unreachable", server.url)
         return found
 
     @staticmethod
-    async def _read_store_deletes(server: _Server, limit: int) -> dict[str, list[str]]:
+    async def _read_store_deletes(server: RedisServer, limit: int) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         queue_names = list(cast("set[str]", await server.client.smembers(STORE_DELETE_QUEUES_KEY)))
         random.shuffle(queue_names)
@@ -629,22 +539,7 @@ class RedisMessageCache:
                 *nonces[:count],
             ],
         )
-        if reply is None:
-            return None
-        delivered, dead = reply
-        dead_letters = [decode_message(payload) for payload in dead[1::2]]
-        deliveries: list[Delivery] = []
-        for index in range(0, len(delivered), 4):
-            _message_id, payload, receive_count, first_receive_ms = delivered[index : index + 4]
-            deliveries.append(
-                Delivery(
-                    message=decode_message(payload),
-                    receive_count=int(receive_count),
-                    first_receive_timestamp_ms=int(first_receive_ms),
-                    receipt_nonce=nonces[index // 4],
-                )
-            )
-        return deliveries, dead_letters
+        return _decode_receive(reply)
 
     async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
         reply = await self._script(queue_name, "delete", [message_id, receipt_nonce])
@@ -729,7 +624,7 @@ class RedisMessageCache:
         return found
 
     async def _queue_stats_on(
-        self, server: _Server, queue_names: Sequence[str]
+        self, server: RedisServer, queue_names: Sequence[str]
     ) -> dict[str, QueueStats]:
         async def read() -> list[Any]:
             pipeline = server.client.pipeline(transaction=False)
@@ -750,7 +645,7 @@ class RedisMessageCache:
 
         try:
             replies = await self._call(server, read) if queue_names else []
-        except StorageUnavailable:
+        except StorageError:
             return {name: QueueStats(CacheState.UNAVAILABLE) for name in queue_names}
         found: dict[str, QueueStats] = {}
         for index, queue_name in enumerate(queue_names):
@@ -771,16 +666,18 @@ class RedisMessageCache:
     async def ping_servers(self) -> dict[str, bool]:
         """Whether each server answers PING, by server label (no password in it)."""
 
-        async def ping(server: _Server) -> bool:
+        async def ping(server: RedisServer) -> bool:
             try:
                 await self._call(server, server.client.ping)
-            except StorageUnavailable:
+            except StorageBusy:  # this process is loaded; the server is up
+                return True
+            except StorageError:
                 return False
             return True
 
         servers = list(self._servers.values())
         answers = await asyncio.gather(*(ping(server) for server in servers))
-        return {self._labels[server.url]: up for server, up in zip(servers, answers, strict=True)}
+        return {server.label: up for server, up in zip(servers, answers, strict=True)}
 
     # --- revisibility ---------------------------------------------------------------------
 
@@ -800,7 +697,7 @@ class RedisMessageCache:
         return [queue_name for released in per_server for queue_name in released]
 
     async def _release_due_on(
-        self, server: _Server, now_ms: int, limit: int, sweeper: str, lease_ms: int
+        self, server: RedisServer, now_ms: int, limit: int, sweeper: str, lease_ms: int
     ) -> list[str]:
         released: list[str] = []
         try:
@@ -828,14 +725,14 @@ class RedisMessageCache:
                 moved = await self._call(server, self._release_due_queues, server, due_queues,
                                          now_ms, limit)
                 released = [name for name, count in zip(due_queues, moved, strict=True) if count]
-        except StorageUnavailable:
+        except StorageError:
             # the breaker logged the outage once; the sweep goes on with the other servers
             log.debug("skipping the revisibility sweep on %s: unreachable", server.url)
         return released
 
     @staticmethod
     async def _release_due_queues(
-        server: _Server, queue_names: Sequence[str], now_ms: int, limit: int
+        server: RedisServer, queue_names: Sequence[str], now_ms: int, limit: int
     ) -> list[int]:
         """One `release_due` script call per queue, all in one pipeline (one round trip)."""
         pipeline = server.client.pipeline(transaction=False)
@@ -853,21 +750,21 @@ class RedisMessageCache:
             feed.names.put_nowait(None)
             await feed.stop()
         for server in self._servers.values():
-            await server.client.aclose()
+            await server.close()
 
     # --- for operators (read only) ----------------------------------------------------------
 
     def server_of(self, queue_name: str) -> str:
-        return self._labels[self.server_for(queue_name)]
+        return self._servers[self.server_for(queue_name)].label
 
     async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
         servers = list(self._servers.values())
         described = await asyncio.gather(
             *(self._describe_server(server, now_ms) for server in servers)
         )
-        return {self._labels[s.url]: d for s, d in zip(servers, described, strict=True)}
+        return {s.label: d for s, d in zip(servers, described, strict=True)}
 
-    async def _describe_server(self, server: _Server, now_ms: int) -> dict[str, str]:
+    async def _describe_server(self, server: RedisServer, now_ms: int) -> dict[str, str]:
         async def read() -> tuple[dict[str, Any], list[Any]]:
             info = await server.client.info()
             pipeline = server.client.pipeline(transaction=False)
@@ -876,11 +773,17 @@ class RedisMessageCache:
             pipeline.get(SWEEPER_KEY)
             return info, list(await pipeline.execute())
 
+        pool = server.pool_figures()
+        figures = {
+            "pool_in_use": str(pool.in_use),
+            "pool_waiting": str(pool.waiting),
+            "pool_size": str(pool.size),
+        }
         try:
             info, (due_queues, earliest, sweeper) = await self._call(server, read)
-        except StorageUnavailable:
-            return {}
-        described: dict[str, str] = {
+        except StorageError:
+            return figures
+        described: dict[str, str] = figures | {
             name: str(info[name])
             for name in (
                 "redis_version", "uptime_in_seconds", "used_memory", "used_memory_human",

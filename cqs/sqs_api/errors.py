@@ -179,6 +179,14 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
         "The service is unavailable. Please retry the request.",
     ),
+    errors.StorageError: WireError(
+        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
+        "The service is unavailable. Please retry the request.",
+    ),
+    errors.StorageBusy: WireError(
+        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
+        "The service is busy. Please retry the request.",
+    ),
     errors.UnsupportedOperation: _sqs(
         _AWS + "UnsupportedOperation", "UnsupportedOperation", 400,
         "Error code 400. Unsupported operation.",

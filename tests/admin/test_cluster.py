@@ -19,6 +19,8 @@ def test_the_cluster_view_shows_redis_cassandra_and_the_api_process(
     redis = page.locator(f'tr[data-server="{console.redis_label}"]')
     expect(redis.locator('[data-field="status"]')).to_have_text("up")
     expect(redis.locator('[data-field="memory"]')).to_have_text(re.compile(r"^\d+(\.\d+)?[KMG]?$"))
+    # back-pressure: this process's Redis calls running / waiting, of the pool's size
+    expect(redis.locator('[data-field="pool"]')).to_have_text(re.compile(r"^\d+ / \d+ of 64$"))
     cassandra = page.locator("[data-cassandra]")
     expect(cassandra.locator('[data-field="cassandra-status"]')).to_have_text("up")
     expect(cassandra).to_contain_text("1.2.0")  # the embedded Cassandra's release

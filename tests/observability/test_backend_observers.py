@@ -7,7 +7,8 @@ from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import statement_label
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.errors import StorageUnavailable
-from cqs.redis_cache.cache import RedisMessageCache, server_label
+from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.servers import server_label
 from tests.fixtures.cassandra_node import CassandraTestSettings
 
 Call = tuple[str, str, str, float, bool]

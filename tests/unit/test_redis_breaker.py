@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cqs.errors import StorageUnavailable
-from cqs.redis_cache.cache import ServerBreaker
+from cqs.redis_cache.servers import ServerBreaker
 
 
 class ManualClock:

@@ -19,6 +19,11 @@ local function is_filling(state)
   return state ~= false and state ~= nil and string.sub(state, 1, 8) == 'filling:'
 end
 
+-- The nonce of a visible message loaded by a fill and not handed out since: its first
+-- delivery from this cache may repeat one made before the cache was lost (a "refill" in
+-- the redelivery counters). Never a receive's nonce (those are hex).
+local RELOADED_NONCE = '~'
+
 -- The nonce of the latest receive, from "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>".
 local function receipt_nonce(receipt)
   return string.match(receipt, '^%d+:%d+:%d+:(.*)$')
@@ -148,9 +153,10 @@ end
 -- that is after now (loaded by a fill; receive count 1, no nonce), else delayed until
 -- `visible_at_ms` when that is after now, else visible at the tail. A FIFO message (group
 -- not empty) also gets its fifo entry, and the queue's sequence is raised to its number.
+-- `reloaded`: loaded by a fill (its nonce is RELOADED_NONCE until it is received).
 -- Returns 'inflight', 'delayed' or 'visible' where it went, or false if already cached.
 local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until, payload,
-                           group, sequence)
+                           group, sequence, reloaded)
   if redis.call('HSETNX', KEYS[3], id, payload) == 0 then
     return false
   end
@@ -168,7 +174,7 @@ local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until,
     note_due(hidden_until, queue)
     return 'inflight'
   end
-  redis.call('HSET', KEYS[4], id, sent_ms .. ':0:0:')
+  redis.call('HSET', KEYS[4], id, sent_ms .. ':0:0:' .. (reloaded and RELOADED_NONCE or ''))
   if tonumber(visible_at_ms) > now then
     redis.call('ZADD', KEYS[6], visible_at_ms, id)
     note_due(visible_at_ms, queue)

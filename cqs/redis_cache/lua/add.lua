@@ -31,7 +31,7 @@ local any_visible = false
 for index = 5, #ARGV, 7 do
   local placed = add_message(
     now, ARGV[2], ARGV[index], ARGV[index + 1], ARGV[index + 2], 0, ARGV[index + 3],
-    ARGV[index + 4], ARGV[index + 5])
+    ARGV[index + 4], ARGV[index + 5], false)
   any_visible = any_visible or placed == 'visible'
 end
 if any_visible then

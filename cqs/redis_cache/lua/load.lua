@@ -13,6 +13,7 @@
 --          (fill_deleted) or waiting for their store delete (store_deletes).
 -- A message hidden until after now goes in flight until then, with receive count 1, first
 -- receive now and an empty nonce (any handle may delete it or change its visibility).
+-- Others are marked reloaded until received (see RELOADED_NONCE).
 --!include _common.lua
 if redis.call('GET', KEYS[1]) ~= ARGV[3] then
   return -1
@@ -25,7 +26,7 @@ for index = 4, #ARGV, 7 do
     or redis.call('SISMEMBER', KEYS[10], id) == 1
   if not skipped and add_message(
       now, ARGV[2], id, ARGV[index + 1], ARGV[index + 2], ARGV[index + 3], ARGV[index + 4],
-      ARGV[index + 5], ARGV[index + 6]) then
+      ARGV[index + 5], ARGV[index + 6], true) then
     added = added + 1
   end
 end

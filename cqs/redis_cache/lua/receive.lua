@@ -9,7 +9,8 @@
 --       [7] max receive count of the queue's RedrivePolicy (0 = none)
 --       [8..] one receipt nonce per delivery, in order
 -- Returns: nil if the queue is not ready; otherwise two arrays:
---          [1] four values per delivery: id, payload (JSON), receive count, first receive ms;
+--          [1] six values per delivery: id, payload (JSON), receive count, first receive ms,
+--              receipt nonce, 1 if it was loaded by a fill and not received since (else 0);
 --          [2] two values per dead letter: id, payload. A dead letter is a message already
 --              received max-receive-count times: it is removed from the cache instead of
 --              being delivered, for the caller to move to the dead-letter queue.
@@ -44,9 +45,9 @@ while delivered < max_count and skip_budget > 0 do
   end
   local receipt = redis.call('HGET', KEYS[4], id)
   local payload = redis.call('HGET', KEYS[3], id)
-  local sent, receives, first
+  local sent, receives, first, previous_nonce
   if receipt then
-    sent, receives, first = string.match(receipt, '^(%d+):(%d+):(%d+):')
+    sent, receives, first, previous_nonce = string.match(receipt, '^(%d+):(%d+):(%d+):(.*)$')
   end
   if not (payload and sent) or tonumber(sent) + retention <= now then
     -- expired (or half-written): forget it instead of delivering it
@@ -74,6 +75,8 @@ while delivered < max_count and skip_budget > 0 do
     deliveries[#deliveries + 1] = payload
     deliveries[#deliveries + 1] = receives
     deliveries[#deliveries + 1] = tonumber(first)
+    deliveries[#deliveries + 1] = ARGV[7 + delivered]
+    deliveries[#deliveries + 1] = previous_nonce == RELOADED_NONCE and 1 or 0
   end
 end
 

@@ -10,8 +10,8 @@
 --       [8] ReceiveRequestAttemptId ('' = none)  [9] how long an attempt id is kept, ms
 --       [10..] one receipt nonce per delivery, in order
 -- Returns: nil if the queue is not ready; otherwise two arrays:
---          [1] five values per delivery: id, payload (JSON), receive count, first receive
---              ms, receipt nonce;
+--          [1] six values per delivery: id, payload (JSON), receive count, first receive
+--              ms, receipt nonce, 1 if it was loaded by a fill and not received since (else 0);
 --          [2] two values per dead letter: id, payload (received max-receive-count times:
 --              removed from the cache for the caller to move to the dead-letter queue).
 -- Order: the visible set is scored by sequence number, so messages of a group leave in
@@ -55,6 +55,7 @@ if attempt ~= '' then
         again[#again + 1] = tonumber(receives)
         again[#again + 1] = tonumber(first)
         again[#again + 1] = nonce
+        again[#again + 1] = 0
       end
     end
     if #again > 0 then
@@ -108,9 +109,9 @@ for _, group in ipairs(groups) do
     end
     local receipt = redis.call('HGET', KEYS[4], id)
     local payload = redis.call('HGET', KEYS[3], id)
-    local sent, receives, first
+    local sent, receives, first, previous_nonce
     if receipt then
-      sent, receives, first = string.match(receipt, '^(%d+):(%d+):(%d+):')
+      sent, receives, first, previous_nonce = string.match(receipt, '^(%d+):(%d+):(%d+):(.*)$')
     end
     if not (payload and sent) or tonumber(sent) + retention <= now then
       forget_message(id)  -- expired or half-written: dropped, the group goes on
@@ -138,6 +139,7 @@ for _, group in ipairs(groups) do
       deliveries[#deliveries + 1] = receives
       deliveries[#deliveries + 1] = tonumber(first)
       deliveries[#deliveries + 1] = nonce
+      deliveries[#deliveries + 1] = previous_nonce == RELOADED_NONCE and 1 or 0
       handed[#handed + 1] = id .. ':' .. nonce
     end
   end

@@ -1,0 +1,244 @@
+"""The Redis servers behind the cache: one per ring node, each with its limits and its breaker.
+
+Owns how one call reaches one server and what its failure means:
+- admission: at most `max_connections` calls in flight per server (the size of the command
+  pool); a call that finds them all busy waits up to `pool_wait_seconds`, then fails with
+  `StorageBusy`. A full pool is back-pressure, never an outage;
+- failure: a connection error or timeout is an outage only when a probe on a fresh
+  connection also fails (one probe at a time per server). Then the breaker opens and the call
+  raises `StorageUnavailable`, which lets the service serve from Cassandra. If the probe
+  answers, the server is up and the process was merely slow: `StorageBusy`;
+- the breaker (`ServerBreaker`), which makes calls fail fast for a moment after an outage.
+
+Pub/sub connections come from a client of their own, so the arrivals feed never takes a
+command slot. Imports redis, the errors and the scripts; never the service or aiohttp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+from urllib.parse import urlsplit
+
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from cqs.errors import StorageBusy, StorageUnavailable
+from cqs.redis_cache.scripts import QueueScripts, register_scripts
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+# The server did not answer, or not in time: an outage if a probe confirms it.
+_UNANSWERED: tuple[type[BaseException], ...] = (
+    RedisConnectionError,  # includes BusyLoadingError (server still starting)
+    RedisTimeoutError,
+    OSError,  # includes the builtin TimeoutError that asyncio timeouts raise
+)
+# The server answered but cannot take writes now: the client may retry, the server is up.
+_REFUSING: tuple[type[BaseException], ...] = (OutOfMemoryError, ReadOnlyError)
+
+UNAVAILABLE_MESSAGE = "The message cache is temporarily unavailable; retry the request."
+BUSY_MESSAGE = "The server is busy; retry the request."
+
+# Told about every Redis call: (backend, server label, operation, seconds, ok).
+BackendObserver = Callable[[str, str, str, float, bool], None]
+# Told about every call that had to wait for a slot: (backend, server label, seconds waited,
+# admitted). Not admitted: it gave up after the pool wait and failed with StorageBusy.
+PoolObserver = Callable[[str, str, float, bool], None]
+
+
+def server_label(url: str) -> str:
+    """`host:port/db` of a Redis URL: names the server in metrics without its password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
+
+
+class ServerBreaker:
+    """Remembers a server as down for a while after an outage, so requests fail fast.
+
+    Closed: calls go through. After a failure: open for `down_seconds` (calls raise at
+    once). Then the next call tries the server again; success closes the breaker.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        down_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._server = server
+        self._down_seconds = down_seconds
+        self._clock = clock
+        self._down_until: float | None = None
+
+    @property
+    def is_down(self) -> bool:
+        return self._down_until is not None and self._clock() < self._down_until
+
+    def check(self) -> None:
+        """Raise StorageUnavailable while the server is remembered as down."""
+        if self.is_down:
+            raise StorageUnavailable(UNAVAILABLE_MESSAGE)
+
+    def record_failure(self, error: BaseException) -> None:
+        if self._down_until is None:
+            log.warning("Redis server %s is unreachable: %r", self._server, error)
+        self._down_until = self._clock() + self._down_seconds
+
+    def record_success(self) -> None:
+        if self._down_until is not None:
+            log.warning("Redis server %s is reachable again", self._server)
+        self._down_until = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """How calls reach one server: timeouts, pool size and how long a call may queue."""
+
+    socket_timeout: float = 1.0
+    connect_timeout: float = 0.5
+    down_seconds: float = 1.0
+    max_connections: int = 64
+    pool_wait_seconds: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class PoolFigures:
+    """One server's command pool right now, for operators (the console's cluster view)."""
+
+    in_use: int
+    waiting: int
+    size: int
+
+
+class RedisServer:
+    """One Redis server: its command client, arrivals client, scripts, limits and breaker."""
+
+    def __init__(
+        self,
+        url: str,
+        limits: ServerLimits,
+        *,
+        observe: BackendObserver | None = None,
+        observe_pool: PoolObserver | None = None,
+    ) -> None:
+        self.url = url
+        self.label = server_label(url)
+        self._limits = limits
+        self._observe = observe
+        self._observe_pool = observe_pool
+        self.client: Redis = self._new_client(max_connections=limits.max_connections)
+        self.feed_client: Redis = self._new_client(max_connections=None)
+        self.scripts: QueueScripts = register_scripts(self.client)
+        self.breaker = ServerBreaker(url, limits.down_seconds)
+        self._slots = asyncio.Semaphore(limits.max_connections)
+        self._in_use = 0
+        self._waiting = 0
+        self._probe: asyncio.Future[bool] | None = None
+
+    def _new_client(self, *, max_connections: int | None, socket_timeout: float | None = None) -> Redis:
+        return Redis.from_url(
+            self.url,
+            socket_timeout=socket_timeout or self._limits.socket_timeout,
+            socket_connect_timeout=self._limits.connect_timeout,
+            health_check_interval=0,
+            retry=Retry(NoBackoff(), 0),  # no retries: the service decides what to do
+            decode_responses=True,
+            client_name="cqs",
+            max_connections=max_connections,
+        )
+
+    def pool_figures(self) -> PoolFigures:
+        return PoolFigures(self._in_use, self._waiting, self._limits.max_connections)
+
+    async def call(
+        self,
+        operation_name: str,
+        operation: Callable[P, Awaitable[T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """Run one Redis operation here, within the pool's limit, translating its failures."""
+        self.breaker.check()
+        await self._admit()
+        started = time.perf_counter()
+        ok = False
+        try:
+            result = await operation(*args, **kwargs)
+            ok = True
+        except _UNANSWERED as exc:
+            # The pool's idle connections may have died with the server: drop them, so that
+            # once it is back every call gets a fresh connection instead of failing once per
+            # stale one.
+            with contextlib.suppress(Exception):
+                await self.client.connection_pool.disconnect(inuse_connections=False)
+            if await self._answers_probe():
+                raise StorageBusy(BUSY_MESSAGE) from exc
+            self.breaker.record_failure(exc)
+            raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
+        except _REFUSING as exc:
+            raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
+        finally:
+            self._in_use -= 1
+            self._slots.release()
+            if self._observe is not None:
+                self._observe(
+                    "redis", self.label, operation_name, time.perf_counter() - started, ok
+                )
+        self.breaker.record_success()
+        return result
+
+    async def _admit(self) -> None:
+        """Take a command slot; wait up to the pool wait when all are busy (back-pressure)."""
+        if not self._slots.locked():
+            await self._slots.acquire()  # free at once: no suspension in practice
+        else:
+            self._waiting += 1
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(self._limits.pool_wait_seconds):
+                    await self._slots.acquire()
+            except TimeoutError:
+                self._report_wait(started, admitted=False)
+                raise StorageBusy(BUSY_MESSAGE) from None
+            finally:
+                self._waiting -= 1
+            self._report_wait(started, admitted=True)
+        self._in_use += 1
+
+    def _report_wait(self, started: float, *, admitted: bool) -> None:
+        if self._observe_pool is not None:
+            self._observe_pool("redis", self.label, time.perf_counter() - started, admitted)
+
+    async def _answers_probe(self) -> bool:
+        """Whether the server answers a PING on a fresh connection; one probe at a time."""
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.ensure_future(self._ping_on_fresh_connection())
+        return await asyncio.shield(self._probe)
+
+    async def _ping_on_fresh_connection(self) -> bool:
+        client = self._new_client(max_connections=1, socket_timeout=2 * self._limits.socket_timeout)
+        try:
+            await client.ping()
+            return True
+        except Exception:
+            return False
+        finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        await self.feed_client.aclose()
