@@ -1,24 +1,32 @@
 """What the benchmark scripts share: how they describe the machine a figure was measured
 on, how they write their generated section into a doc (between its begin and end
-markers, so a re-run replaces only its own section), and how they start a `cqs serve`
-child and talk to it with boto3. The scripts run as `python benchmarks/<name>.py`, which
-puts this folder on sys.path.
+markers, so a re-run replaces only its own section), how they start a `cqs serve`
+child (alone, or with an embedded Redis and Cassandra of its own) and talk to it with boto3,
+and how they raise the open-file limit for thousands of sockets. The scripts run as
+`python benchmarks/<name>.py`, which puts this folder on sys.path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import boto3
 from botocore.config import Config
 
+from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
+from cqs.embedded.redis_server import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,3 +126,66 @@ def start_server(
                 process.kill()
                 raise RuntimeError(f"cqs serve did not start; see {log_path}") from None
             time.sleep(0.3)
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    endpoint: str
+    pid: int | None  # with --workers N, the supervisor's: its workers are its children
+    description: str  # for a report: what was measured
+
+
+@contextlib.contextmanager
+def embedded_cqs(work: Path, workers: int = 1) -> Iterator[RunningServer]:
+    """An embedded Redis, an embedded Cassandra (a fresh keyspace) and `cqs serve --workers
+    N` over them, logging warnings only; stops all three on the way out."""
+    redis = EmbeddedRedis(work / "redis")
+    cassandra = EmbeddedCassandra(work / "cassandra")
+    server: subprocess.Popen[bytes] | None = None
+    try:
+        redis.start()
+        cassandra.start()
+        keyspace = "bench_" + uuid.uuid4().hex[:10]
+        server, endpoint, _log = start_server(
+            redis.url, cassandra.contact_point, keyspace, work,
+            ["--log-level", "WARNING", "--workers", str(workers)],
+        )
+        yield RunningServer(
+            endpoint, server.pid,
+            f"one `cqs serve --workers {workers}` over an embedded Redis and an embedded "
+            "Cassandra",
+        )
+    finally:
+        if server is not None and server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        redis.stop()
+        cassandra.stop()
+
+
+@contextlib.contextmanager
+def target_server(
+    endpoint: str | None, server_pid: int | None, workers: int, work: Path
+) -> Iterator[RunningServer]:
+    """The server at `endpoint` (its pid, if given, for memory readings), or else an
+    embedded one (`embedded_cqs`)."""
+    if endpoint:
+        yield RunningServer(endpoint, server_pid, f"`{endpoint}`")
+        return
+    with embedded_cqs(work, workers) as server:
+        yield server
+
+
+def raise_open_file_limit(wanted: int) -> int:
+    """Raise this process's open-file limit (inherited by the children it starts, the
+    server among them) towards `wanted`, as far as the hard limit allows; returns it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return soft
