@@ -14,7 +14,9 @@ concurrency soak, the idle long-poll benchmark and the CI test
 - a delivery asked for after a successful delete of the same id had been answered is a
   delivery *after delete*, whatever the timing;
 - early deliveries and deliveries after delete are the unexpected duplicates: without
-  faults there must be none.
+  faults there must be none;
+- a delivery whose body differs from the body its send acknowledged is a *changed body*
+  (reported beside the verdict; it does not enter `clean`).
 
 Times are wall-clock seconds (`time.time()`): the consumers run in several processes on
 the machine of the server, and the server's visibility deadlines are wall-clock too.
@@ -96,6 +98,7 @@ class Verdict:
     not_deleted: tuple[str, ...]  # delivered ids without a successful delete
     receive_count_not_grown: int  # repeats whose ApproximateReceiveCount was not higher
     examples: tuple[EarlyRepeat, ...]  # up to ten unexpected duplicates
+    changed_bodies: int = 0  # deliveries of an acknowledged id with another body than sent
 
     @property
     def duplicates(self) -> int:
@@ -180,6 +183,11 @@ class DeliveryLedger:
         """Acknowledged ids that no delete has removed yet."""
         return len(self._acknowledged_ids - self._deleted_ids)
 
+    def undelivered_count(self) -> int:
+        """Acknowledged ids that no delivery has carried yet (counted afresh on each call:
+        for a drain loop that asks between rounds, not for every delivery)."""
+        return len(self._acknowledged_ids - {d.message_id for d in self.deliveries})
+
     def sent_count(self) -> int:
         return len(self._acknowledged_ids)
 
@@ -233,6 +241,11 @@ class DeliveryLedger:
                     not_grown += 1
 
         acknowledged = self._acknowledged_ids
+        body_sent = {sent.message_id: sent.body for sent in self.acknowledged}
+        changed = sum(
+            1 for d in self.deliveries
+            if d.message_id in body_sent and d.body != body_sent[d.message_id]
+        )
         return Verdict(
             sent=len(acknowledged),
             received=sum(1 for i in acknowledged if i in by_id),
@@ -245,4 +258,5 @@ class DeliveryLedger:
             not_deleted=tuple(sorted(i for i in by_id if i not in deleted_at)),
             receive_count_not_grown=not_grown,
             examples=tuple(examples),
+            changed_bodies=changed,
         )

@@ -176,3 +176,24 @@ def test_percentile_is_the_nearest_rank() -> None:
     assert [percentile(values, p) for p in (0.5, 0.9, 0.99, 1.0)] == [50.0, 90.0, 99.0, 100.0]
     assert percentile([], 0.5) == 0.0
     assert percentile([7.0], 0.99) == 7.0
+
+
+def test_undelivered_count_is_acknowledged_ids_no_delivery_carried() -> None:
+    ledger = DeliveryLedger()
+    for message_id in ("a", "b", "c"):
+        sent(ledger, message_id)
+    delivered(ledger, "a", 1.0, 1.1)
+    delivered(ledger, "a", 40.0, 40.1)
+    delivered(ledger, "x", 1.0, 1.1)  # a delivery of an id no send acknowledged
+    assert ledger.undelivered_count() == 2
+
+
+def test_delivery_with_another_body_than_sent_is_a_changed_body() -> None:
+    ledger = DeliveryLedger()
+    sent(ledger, "a")
+    sent(ledger, "b")
+    delivered(ledger, "a", 1.0, 1.1)
+    ledger.record_delivery(Delivery("b", "not what was sent", "q", 1.0, 1.1, VISIBILITY))
+    verdict = ledger.verdict()
+    assert verdict.changed_bodies == 1
+    assert verdict.lost == ()
