@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
-from cqs.cassandra_store import CassandraMessageStore  # noqa: E402
+from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
@@ -62,7 +62,9 @@ async def write_messages(
     contact_point: str, keyspace: str, queue_name: str, count: int, batch: int, concurrency: int
 ) -> tuple[Queue, float]:
     """Create the queue in the catalog and put `count` messages; return (queue, seconds)."""
-    catalog = await CassandraQueueCatalog.open([contact_point], keyspace, request_timeout=60)
+    catalog = await CassandraQueueCatalog.open(
+        CassandraConnection((contact_point,), keyspace, request_timeout=60)
+    )
     store = await CassandraMessageStore.open([contact_point], keyspace, request_timeout=60)
     try:
         now_s = int(time.time())

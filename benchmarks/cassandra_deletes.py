@@ -41,7 +41,12 @@ sys.path.insert(0, str(ROOT))
 
 from _common import write_section  # noqa: E402
 
-from cqs.cassandra_store import CassandraMessageStore, CassandraSession, connect  # noqa: E402
+from cqs.cassandra_store import (  # noqa: E402
+    CassandraConnection,
+    CassandraMessageStore,
+    CassandraSession,
+    connect,
+)
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.model import Message, Queue  # noqa: E402
 
@@ -70,7 +75,9 @@ class RowDeleteLayout:
     async def open(
         cls, contact_point: str, keyspace: str, bucket_seconds: int | None
     ) -> RowDeleteLayout:
-        session = await connect([contact_point], keyspace, request_timeout=30.0)
+        session = await connect(
+            CassandraConnection((contact_point,), keyspace, request_timeout=30.0)
+        )
         await session.execute(
             "CREATE TABLE bench_rows (queue_id text, bucket bigint, shard int,"
             " message_id timeuuid, body text, sent_ms bigint, visible_at_ms bigint,"
@@ -118,7 +125,9 @@ class ChosenLayout:
 
     @classmethod
     async def open(cls, contact_point: str, keyspace: str) -> ChosenLayout:
-        return cls(await CassandraMessageStore.open([contact_point], keyspace, request_timeout=30))
+        return cls(await CassandraMessageStore.open(
+            CassandraConnection((contact_point,), keyspace, request_timeout=30)
+        ))
 
     async def put(self, message: Message) -> None:
         await self._store.put(self._queue, [message])

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
-from cqs.cassandra_store import connect  # noqa: E402
+from cqs.cassandra_store import CassandraConnection, connect  # noqa: E402
 from cqs.cassandra_store import schema as tables  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
@@ -96,7 +96,7 @@ class CassandraCounts:
 
 async def cassandra_counts(contact_point: str, keyspace: str) -> CassandraCounts:
     """Whole-table reads of the keyspace (small here), at consistency ONE."""
-    session = await connect([contact_point], keyspace, request_timeout=60)
+    session = await connect(CassandraConnection((contact_point,), keyspace, request_timeout=60))
     try:
         counts = CassandraCounts()
         for row in await session.read(

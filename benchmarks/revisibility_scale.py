@@ -44,7 +44,6 @@ from redis.asyncio import Redis  # noqa: E402
 
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.model import Message  # noqa: E402
-from cqs.ports import MessageCache  # noqa: E402
 from cqs.redis_cache.cache import RedisMessageCache  # noqa: E402
 
 DOC = ROOT / "docs" / "scale.md"
@@ -74,11 +73,11 @@ def nonces(count: int) -> list[str]:
     return [uuid.uuid4().hex[:12] for _ in range(count)]
 
 
-async def release_due(cache: MessageCache, now_ms: int, limit: int) -> list[str]:
+async def release_due(cache: RedisMessageCache, now_ms: int, limit: int) -> list[str]:
     return await cache.release_due(now_ms, limit, SWEEPER, SWEEP_LEASE_MS)
 
 
-async def fill(cache: MessageCache, queue: str, far: int, reservoir: int, page: int) -> None:
+async def fill(cache: RedisMessageCache, queue: str, far: int, reservoir: int, page: int) -> None:
     """`far` messages loaded in flight for an hour (`hidden_until`), `reservoir` visible."""
     owner = "bench-" + uuid.uuid4().hex[:8]
     now = int(time.time() * 1000)
@@ -94,7 +93,7 @@ async def fill(cache: MessageCache, queue: str, far: int, reservoir: int, page: 
     assert await cache.finish_fill(queue, owner)
 
 
-async def make_due(cache: MessageCache, queues: list[str], due: int) -> None:
+async def make_due(cache: RedisMessageCache, queues: list[str], due: int) -> None:
     """Hide `due` reservoir messages (spread over `queues`) with a deadline already past."""
     past = int(time.time() * 1000) - 10_000
     share, extra = divmod(due, len(queues))
@@ -102,7 +101,7 @@ async def make_due(cache: MessageCache, queues: list[str], due: int) -> None:
         count = share + (1 if index < extra else 0)
         if count:
             got = await cache.receive(queue, count, 1, past, RETENTION_MS, nonces(count))
-            assert got is not None and len(got) == count, "reservoir ran dry"
+            assert got is not None and len(got.deliveries) == count, "reservoir ran dry"
 
 
 def script_usec(stats: dict[str, Any]) -> float:

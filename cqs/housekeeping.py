@@ -1,10 +1,10 @@
-"""Housekeeper: the periodic chores of an API process, over QueueService.
+"""Housekeeper: the cadence of an API process's periodic chores.
 
-Owns the cadence of: flushing deletes the store missed while it was away, trimming cached
-messages past their retention period, forgetting expired delivery records, taking over
-message move tasks whose process stopped, and relaying
-cross-process arrival announcements to local long polls. Imports the service only; never
-an adapter.
+Owns when each chore runs: flushing deletes the store missed while it was away, trimming
+cached messages past their retention period, forgetting expired delivery records, taking
+over message move tasks whose process stopped (what each does is `cqs.service.chores`), and
+relaying cross-process arrival announcements to local long polls. A failing chore is logged
+and retried; it never stops the others. Imports the service only; never an adapter.
 """
 
 from __future__ import annotations
@@ -30,17 +30,18 @@ class Housekeeper:
         move_task_seconds: float = 2.0,
     ) -> None:
         self._service = service
+        chores = service.chores
         self._chores: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
             ("flush deferred store deletes", deferred_delete_seconds,
-             service.flush_deferred_store_deletes),
-            ("trim expired messages", trim_seconds, service.trim_expired_messages),
+             chores.flush_deferred_store_deletes),
+            ("trim expired messages", trim_seconds, chores.trim_expired_messages),
             ("prune delivery records", prune_seconds, self._prune),
             ("resume message move tasks", move_task_seconds,
-             service.resume_message_move_tasks),
+             chores.resume_message_move_tasks),
         ]
 
     async def _prune(self) -> int:
-        return self._service.prune_deliveries()
+        return self._service.chores.prune_deliveries()
 
     async def run(self) -> None:
         """Run every chore at its interval, forever; a failing chore is logged and retried."""

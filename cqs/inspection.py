@@ -1,14 +1,15 @@
-"""QueueInspector: what operators look at that the SQS API does not show, read only.
+"""StorageQueueInspector: the `cqs.ports.QueueInspector` port over the storage ports.
 
-Owns the admin console's read-only views over the storage ports: peeking at a queue's
+Owns what operators look at that the SQS API does not show, read only: peeking at a queue's
 messages in the durable store (no visibility or receive count changes, no cache fill),
 one message by id, which queue dead-letters into which, and the cluster: Redis servers
 with the queues they own, their memory and revisibility lag, Cassandra's status, and the
 API processes of this deployment this process can see. Everything that changes a queue
 goes through `QueueService`, never through here.
 
-Imports model, errors, ports, the pure `redrive` helpers and the standard library; never an
-adapter, aiohttp, redis or cassandra (the composition root hands in the ports).
+Imports model, errors, ports, the pure `arns` and `dead_letter_policy` helpers and the
+standard library; never an adapter, aiohttp, redis or cassandra (the composition root hands
+in the ports).
 """
 
 from __future__ import annotations
@@ -16,15 +17,24 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 
-from cqs import redrive
+from cqs import arns, dead_letter_policy
 from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
 from cqs.model import CacheState, Message, Queue
-from cqs.ports import MessageCache, MessageStore, QueueCatalog
+from cqs.ports import CacheInspection, MessageStore, QueueCatalog
+from cqs.ports.inspection import (
+    MAX_PEEK,
+    NOT_CACHED,
+    UNKNOWN,
+    CassandraView,
+    ClusterView,
+    MessagePage,
+    PeekedMessage,
+    ProcessView,
+    RedisServerView,
+)
 
-MAX_PEEK = 100
 # The dead-letter links of every queue (one catalog read per queue) are read again at most
 # every LINKS_TTL_SECONDS, or every second per LINKS_QUEUES_PER_SECOND queues if that is
 # longer, however many consoles refresh.
@@ -33,64 +43,9 @@ LINKS_QUEUES_PER_SECOND = 100
 _CATALOG_READS_AT_ONCE = 32
 _CLUSTER_CHECK_SECONDS = 3.0
 
-# Where a peeked message is, besides the cache's own answers ("visible", "in flight",
-# "delayed").
-NOT_CACHED = "not cached"  # the queue's cache is not filled: it is served from Cassandra
-UNKNOWN = "unknown"  # the queue's Redis does not answer
 
-
-@dataclass(frozen=True, slots=True)
-class PeekedMessage:
-    """A message as the durable store holds it, with what the cache knows of it."""
-
-    message: Message
-    state: str
-    receive_count: int | None = None  # None: not known (the cache does not hold it)
-    first_receive_ms: int | None = None  # None or 0: never received, as far as is known
-
-
-@dataclass(frozen=True, slots=True)
-class MessagePage:
-    messages: list[PeekedMessage]
-    next_position: str | None  # opaque; None: this was the last page
-
-
-@dataclass(frozen=True, slots=True)
-class RedisServerView:
-    name: str  # host:port/db, never a password
-    reachable: bool
-    figures: Mapping[str, str]  # INFO figures and the sweep state, as the cache reports them
-    queues: list[str]
-    revisibility_lag_ms: int  # how long the earliest due message is overdue (0: on time)
-
-
-@dataclass(frozen=True, slots=True)
-class CassandraView:
-    reachable: bool
-    figures: Mapping[str, str] = field(default_factory=dict)
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessView:
-    pid: int
-    this_process: bool
-    rss_bytes: int | None = None
-    cpu_seconds: float | None = None
-    uptime_seconds: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterView:
-    taken_ms: int
-    redis: list[RedisServerView]
-    cassandra: CassandraView
-    processes: list[ProcessView]
-    queue_count: int | None  # None: the catalog did not answer
-
-
-class QueueInspector:
-    """Read-only views over the catalog, the store and the cache.
+class StorageQueueInspector:
+    """The `QueueInspector` port over the catalog, the store and the cache's read-only views.
 
     `worker_pids` names the API processes serving this port (the workers of
     `cqs serve --workers N`, or this process alone); processes on other hosts are not seen.
@@ -100,7 +55,7 @@ class QueueInspector:
         self,
         catalog: QueueCatalog,
         store: MessageStore,
-        cache: MessageCache,
+        cache: CacheInspection,
         *,
         worker_pids: Callable[[], Sequence[int]] = lambda: [os.getpid()],
         clock: Callable[[], float] = time.time,
@@ -183,10 +138,10 @@ class QueueInspector:
         async def target(name: str) -> str | None:
             async with gate:
                 queue = await self._catalog.get(name)
-            policy = redrive.parse_redrive_policy(
+            policy = dead_letter_policy.parse_redrive_policy(
                 None if queue is None else queue.attributes.get("RedrivePolicy")
             )
-            return None if policy is None else redrive.queue_name_from_arn(
+            return None if policy is None else arns.queue_name_from_arn(
                 policy.dead_letter_target_arn
             )
 
@@ -203,8 +158,8 @@ class QueueInspector:
 
     # --- cluster -----------------------------------------------------------------------------
 
-    def server_of(self, queue_name: str) -> str:
-        return self._cache.server_of(queue_name)
+    def server_label_for(self, queue_name: str) -> str:
+        return self._cache.server_label_for(queue_name)
 
     async def cluster(self) -> ClusterView:
         now_ms = self._now_ms()
@@ -213,7 +168,7 @@ class QueueInspector:
         )
         owned: dict[str, list[str]] = {server: [] for server in servers}
         for name in names_read or []:
-            owned.setdefault(self._cache.server_of(name), []).append(name)
+            owned.setdefault(self._cache.server_label_for(name), []).append(name)
         redis_views = []
         for server, figures in sorted(servers.items()):
             earliest = int(figures.get("earliest_due_ms", now_ms))

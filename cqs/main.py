@@ -1,8 +1,10 @@
 """Composition root and command line: the only module that imports every adapter.
 
-Owns `cqs serve`: reads Settings once, starts the embedded Redis and Cassandra when none
-are configured, connects the adapters, builds QueueService, the revisibility worker and
-the aiohttp application, and ties their lifetimes to the app (`cleanup_ctx`).
+Owns the wiring: parses the command line, reads Settings once, connects the adapters,
+builds QueueService, the revisibility worker and the aiohttp application, ties their
+lifetimes to the app (`cleanup_ctx`), and starts the chosen command. The commands that are
+operations rather than wiring (the `--workers` supervisor, `cqs rebalance`, the embedded
+services) live in `cqs.operations` and get their parts from here.
 """
 
 from __future__ import annotations
@@ -14,11 +16,8 @@ import hashlib
 import logging
 import os
 import signal
-import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from aiohttp import web
@@ -27,30 +26,33 @@ from admin_ui import PREFIX as ADMIN_PREFIX
 from admin_ui import AdminConsole, AdminCredentials, mount_admin_console, stored_password
 from admin_ui.auth import PASSWORD_FILE_NAME
 from cqs import __version__
-from cqs.cassandra_store.catalog import CassandraQueueCatalog
-from cqs.cassandra_store.session import connect as connect_cassandra
-from cqs.cassandra_store.store import CassandraMessageStore
-from cqs.errors import StorageUnavailable
+from cqs.cassandra_store import (
+    CassandraConnection,
+    CassandraMessageStore,
+    CassandraQueueCatalog,
+    CassandraSession,
+)
+from cqs.cassandra_store import connect as connect_cassandra
+from cqs.cassandra_store.session import BackendObserver
+from cqs.clock import OffsetClock
+from cqs.clock_route import add_test_clock_route
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
-from cqs.inspection import QueueInspector
-from cqs.observability.exposition import (
-    MULTIPROCESS_ENVIRONMENT_VARIABLE,
-    fresh_multiprocess_directory,
-    live_worker_pids,
-    mark_worker_dead,
-    multiprocess_directory,
-)
+from cqs.inspection import StorageQueueInspector as QueueInspector
+from cqs.observability.exposition import live_worker_pids, multiprocess_directory
 from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.routes import add_observability_routes
 from cqs.observability.stats import QueueStatistics
+from cqs.operations.embedded import embedded_backends
+from cqs.operations.rebalance import rebalance
+from cqs.operations.supervisor import supervise
 from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import server_label
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService, ServiceTuning
-from cqs.settings import Settings, add_setting_flags, load_settings, settings_environment
+from cqs.settings import Settings, add_setting_flags, load_settings
 from cqs.sqs_api.app import create_api_app
 
 log = logging.getLogger("cqs")
@@ -62,6 +64,7 @@ CACHE_KEY = web.AppKey("cqs_cache", RedisMessageCache)
 def build_app(settings: Settings) -> web.Application:
     """The whole server as an aiohttp app; storage connects on startup, closes on cleanup."""
     holder: dict[str, QueueService] = {}
+    clock = OffsetClock()  # advanced only through the test-only route below
     hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
     app = create_api_app(
         lambda: holder["service"],
@@ -71,24 +74,15 @@ def build_app(settings: Settings) -> web.Application:
         telemetry=hub.telemetry,
     )
     add_observability_routes(app, hub)
+    if settings.test_clock:
+        add_test_clock_route(app, clock)
     console = admin_console(settings, hub)
     if console is not None:
         mount_admin_console(app, console)
 
     async def storage(app: web.Application) -> AsyncIterator[None]:
-        session = await connect_cassandra(
-            contact_points=list(settings.cassandra_hosts),
-            keyspace=settings.cassandra_keyspace,
-            replication=settings.cassandra_replication,
-            protocol_version=settings.cassandra_protocol_version,
-            read_consistency=settings.cassandra_read_consistency,
-            write_consistency=settings.cassandra_write_consistency,
-            request_timeout=settings.cassandra_timeout_seconds,
-            observe=hub.telemetry.observe_backend,
-        )
-        catalog = CassandraQueueCatalog(session)
-        store = await CassandraMessageStore.on_session(
-            session, bucket_seconds=settings.cassandra_bucket_seconds
+        session, catalog, store = await open_cassandra(
+            settings, observe=hub.telemetry.observe_backend
         )
         cache = RedisMessageCache(
             list(settings.redis_urls),
@@ -97,6 +91,7 @@ def build_app(settings: Settings) -> web.Application:
             pool_wait_seconds=settings.redis_pool_wait_seconds,
             observe=hub.telemetry.observe_backend,
             observe_pool=hub.telemetry.observe_pool_wait,
+            clock=clock.time,
         )
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.
@@ -116,11 +111,12 @@ def build_app(settings: Settings) -> web.Application:
                 cache_fill_page_size=settings.cache_fill_page_size,
                 queue_deleted_recently_seconds=settings.queue_deleted_recently_seconds,
             ),
+            clock=clock.time,
             telemetry=hub.telemetry,
         )
         holder["service"] = service
         hub.attach(
-            statistics=QueueStatistics(catalog.list_names, cache),
+            statistics=QueueStatistics(catalog.list_names, cache, wall_clock=clock.time),
             readiness=ReadinessProbe(
                 cache.ping_servers, session.ping,
                 redis_labels=[server_label(url) for url in settings.redis_urls],
@@ -136,6 +132,7 @@ def build_app(settings: Settings) -> web.Application:
             cache,
             service.notify_messages_available,
             interval_seconds=settings.revisibility_interval_seconds,
+            clock=clock.time,
             telemetry=hub.telemetry,
         )
         sweeping = asyncio.create_task(worker.run(), name="revisibility-worker")
@@ -198,31 +195,6 @@ def api_process_ids() -> list[int]:
     return live_worker_pids(directory) if directory is not None else [os.getpid()]
 
 
-@contextlib.contextmanager
-def embedded_backends(settings: Settings) -> Iterator[Settings]:
-    """Start the embedded Redis and/or Cassandra the settings leave unconfigured."""
-    data_dir = Path(settings.data_dir).resolve()
-    with contextlib.ExitStack() as stack:
-        if settings.embedded_redis:
-            from cqs.embedded.redis_server import EmbeddedRedis
-
-            redis = EmbeddedRedis(data_dir / "redis")
-            redis.start()
-            stack.callback(redis.stop)
-            log.info("embedded redis-server at %s", redis.url)
-            settings = replace(settings, redis_urls=(redis.url,))
-        if settings.embedded_cassandra:
-            from cqs.embedded.cassandra import EmbeddedCassandra
-
-            cassandra = EmbeddedCassandra(data_dir / "cassandra")
-            log.info("starting embedded Cassandra (takes a few seconds)")
-            cassandra.start()
-            stack.callback(cassandra.stop)
-            log.info("embedded Cassandra at %s", cassandra.contact_point)
-            settings = replace(settings, cassandra_hosts=(cassandra.contact_point,))
-        yield settings
-
-
 def install_event_loop(settings: Settings) -> None:
     if settings.event_loop == "uvloop":
         with contextlib.suppress(ImportError):
@@ -252,55 +224,10 @@ def serve(settings: Settings) -> None:
         )
 
 
-def supervise(settings: Settings) -> None:
-    """Run `settings.workers` worker processes on one port (SO_REUSEPORT); restart any that
-    dies; stop them all on SIGTERM / SIGINT. Workers get the resolved settings (with the
-    embedded services' addresses) through their environment."""
-    environment = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("CQS_")},
-        **settings_environment(replace(settings, workers=1, reuse_port=True)),
-    }
-    # prometheus-client multiprocess mode: a scrape through any worker shows them all.
-    metrics_dir = fresh_multiprocess_directory(Path(settings.data_dir))
-    environment[MULTIPROCESS_ENVIRONMENT_VARIABLE] = str(metrics_dir)
-    command = [sys.executable, "-m", "cqs", "serve"]
-
-    def start_worker() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(command, env=environment)
-
-    workers = [start_worker() for _ in range(settings.workers)]
-    log.info("supervising %d workers on port %d", settings.workers, settings.port)
-    try:
-        while True:
-            time.sleep(0.5)
-            for index, worker in enumerate(workers):
-                if worker.poll() is not None:
-                    log.warning(
-                        "worker %d exited with %s; starting a new one", worker.pid, worker.returncode
-                    )
-                    mark_worker_dead(worker.pid, metrics_dir)
-                    workers[index] = start_worker()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.terminate()
-        for worker in workers:
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
-
-
-async def rebalance(settings: Settings, previous_redis_urls: Sequence[str]) -> list[str]:
-    """After a change of the Redis server list (and the rolling restart onto it): for every
-    queue whose ring owner changed, apply the deletes the old owner still remembers, then drop
-    the queue's cache on both owners, so the new owner refills it from Cassandra on next use.
-    Returns the names of the moved queues."""
-    session = await connect_cassandra(
-        contact_points=list(settings.cassandra_hosts),
+def cassandra_connection(settings: Settings) -> CassandraConnection:
+    """How every Cassandra session of this process reaches the keyspace."""
+    return CassandraConnection(
+        contact_points=tuple(settings.cassandra_hosts),
         keyspace=settings.cassandra_keyspace,
         replication=settings.cassandra_replication,
         protocol_version=settings.cassandra_protocol_version,
@@ -308,33 +235,33 @@ async def rebalance(settings: Settings, previous_redis_urls: Sequence[str]) -> l
         write_consistency=settings.cassandra_write_consistency,
         request_timeout=settings.cassandra_timeout_seconds,
     )
+
+
+async def open_cassandra(
+    settings: Settings, observe: BackendObserver | None = None
+) -> tuple[CassandraSession, CassandraQueueCatalog, CassandraMessageStore]:
+    """One session, and the catalog and the store on it (neither owns it: close all three)."""
+    session = await connect_cassandra(cassandra_connection(settings), observe=observe)
     catalog = CassandraQueueCatalog(session)
     store = await CassandraMessageStore.on_session(
         session, bucket_seconds=settings.cassandra_bucket_seconds
     )
+    return session, catalog, store
+
+
+async def rebalance_caches(settings: Settings, previous_redis_urls: Sequence[str]) -> list[str]:
+    """`cqs rebalance`: the adapters of the old and the new ring, for the operation."""
+    session, catalog, store = await open_cassandra(settings)
     before = RedisMessageCache(list(previous_redis_urls))
     after = RedisMessageCache(list(settings.redis_urls))
-    moved: list[str] = []
     try:
-        pending = await before.deferred_store_deletes(1_000_000)
-        for name in await catalog.list_names():
-            if before.server_for(name) == after.server_for(name):
-                continue
-            queue = await catalog.get(name)
-            if queue is not None:
-                for message_id in pending.get(name, []):
-                    await store.delete(queue, message_id)
-            with contextlib.suppress(StorageUnavailable):
-                await before.drop(name)
-            await after.drop(name)
-            moved.append(name)
+        return await rebalance(catalog, store, before, after)
     finally:
         await before.close()
         await after.close()
         await store.close()
         await catalog.close()
         await session.close()
-    return moved
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -358,7 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "previous_redis_urls")}
-    settings = load_settings(flags=flags)
+    try:
+        settings = load_settings(flags=flags)
+    except ValueError as error:  # a bad value, or the test clock outside tests
+        parser.error(str(error))
     logging.basicConfig(
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -370,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if settings.embedded_redis or settings.embedded_cassandra:
             parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")
         previous = [u.strip() for u in args.previous_redis_urls.split(",") if u.strip()]
-        moved = asyncio.run(rebalance(settings, previous))
+        moved = asyncio.run(rebalance_caches(settings, previous))
         print(f"moved {len(moved)} queue(s): {' '.join(moved)}")
         return 0
     # SIGTERM must unwind through the ExitStack so embedded services stop with us.

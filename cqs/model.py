@@ -13,6 +13,9 @@ from typing import Generic, TypeVar
 
 from cqs.errors import CqsError
 
+# FIFO: AWS keeps a MessageDeduplicationId (and a ReceiveRequestAttemptId) for five minutes.
+DEDUPLICATION_INTERVAL_MS = 300_000
+
 # SQS defaults for the queue attributes a client may set (AWS SQS API reference, CreateQueue).
 DEFAULT_QUEUE_ATTRIBUTES: Mapping[str, str] = {
     "DelaySeconds": "0",
@@ -154,6 +157,16 @@ class Delivery:
 
 
 @dataclass(frozen=True, slots=True)
+class ReceiveOutcome:
+    """What one receive took from the cache: the deliveries, and the messages it took out
+    instead of delivering them because they reached the RedrivePolicy's maxReceiveCount
+    (for the caller to move to the dead-letter queue)."""
+
+    deliveries: list[Delivery]
+    dead_letters: list[Message]
+
+
+@dataclass(frozen=True, slots=True)
 class ReceiptHandle:
     """What a signed receipt handle says: which message of which queue, from which receive."""
 
@@ -176,6 +189,20 @@ class DeleteOutcome(enum.Enum):
     DELETED = "deleted"  # the handle was current; the message is gone from the cache
     NOT_CACHED = "not_cached"  # the cache does not hold the message (deleted, or never filled)
     STALE_HANDLE = "stale_handle"  # the message was received again since this handle was issued
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDescription:
+    """What an operator's view needs of a queue, already interpreted: its type, and where
+    its dead letters go (so no caller parses RedrivePolicy or guesses FIFO from the name)."""
+
+    name: str
+    arn: str
+    fifo: bool
+    attributes: Mapping[str, str]  # as GetQueueAttributes All answers
+    tags: Mapping[str, str]
+    dead_letter_queue: str | None  # the name RedrivePolicy's target ARN gives
+    max_receive_count: int | None
 
 
 class Redelivery(enum.Enum):

@@ -77,6 +77,10 @@ class Settings:
     admin_user: str = "admin"
     # None: a password generated at the first start, kept in data_dir (admin-password).
     admin_password: str | None = None
+    # Test only: POST /_cqs/test/clock moves the server's clock forward (cqs/clock.py).
+    # Refused unless the environment also holds CQS_ALLOW_TEST_CLOCK=1, which only the test
+    # fixtures set, and with more than one worker (each would keep its own clock).
+    test_clock: bool = False
 
     @property
     def embedded_redis(self) -> bool:
@@ -116,6 +120,8 @@ def _parser_for(setting: dataclasses.Field[Any]) -> Any:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 ENVIRONMENT_VARIABLES = {name: "CQS_" + name.upper() for name in _FIELDS}
+# Not a setting: the explicit consent that `test_clock` needs (set by the test fixtures only).
+ALLOW_TEST_CLOCK_VARIABLE = "CQS_ALLOW_TEST_CLOCK"
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -151,7 +157,15 @@ def load_settings(
     for name, value in flags.items():
         if value is not None and name in _FIELDS:
             values[name] = _coerce(name, value)
-    return Settings(**values)
+    settings = Settings(**values)
+    if settings.test_clock:
+        if environ.get(ALLOW_TEST_CLOCK_VARIABLE) != "1":
+            raise ValueError(
+                f"test_clock is for tests only: refused without {ALLOW_TEST_CLOCK_VARIABLE}=1"
+            )
+        if settings.workers != 1:
+            raise ValueError("test_clock needs workers = 1 (each worker keeps its own clock)")
+    return settings
 
 
 def settings_environment(settings: Settings) -> dict[str, str]:

@@ -9,10 +9,9 @@ the service, Redis or aiohttp.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from cqs.cassandra_store import rows, schema
-from cqs.cassandra_store.session import DEFAULT_REPLICATION, CassandraSession, connect
+from cqs.cassandra_store.connection import CassandraConnection, connect
+from cqs.cassandra_store.session import CassandraSession
 from cqs.model import MessageMoveTask, MoveTaskStatus, Queue
 
 SHARED_SECRET_SETTING = "receipt_handles.secret"
@@ -30,26 +29,9 @@ class CassandraQueueCatalog:
         self._owns_session = owns_session
 
     @classmethod
-    async def open(
-        cls,
-        contact_points: Sequence[str],
-        keyspace: str,
-        replication: str | Mapping[str, str | int] = DEFAULT_REPLICATION,
-        protocol_version: int = 1,
-        read_consistency: str = "ONE",
-        write_consistency: str = "ONE",
-        request_timeout: float = 5.0,
-    ) -> CassandraQueueCatalog:
+    async def open(cls, connection: CassandraConnection) -> CassandraQueueCatalog:
         """Connect with a session of its own (closed by `close()`)."""
-        session = await connect(
-            contact_points,
-            keyspace,
-            replication=replication,
-            protocol_version=protocol_version,
-            read_consistency=read_consistency,
-            write_consistency=write_consistency,
-            request_timeout=request_timeout,
-        )
+        session = await connect(connection)
         return cls(session, owns_session=True)
 
     async def create(self, queue: Queue) -> Queue:

@@ -1,37 +1,30 @@
 """One connected Cassandra session for cqs, and the bridge from driver futures to asyncio.
 
-Owns cluster creation (protocol version, consistency levels, request timeout, TCP_NODELAY),
-schema creation when absent, the prepared-statement cache, and the translation of driver
-failures into `StorageUnavailable`, once, here at the edge. Imports the driver, `cqs.errors`
-and `cqs.cassandra_store.schema`; never the service, Redis or aiohttp.
+Owns the prepared-statement cache, awaitable reads and writes (bounded in flight), the
+keyspace-wide agreed settings, and the translation of driver failures into
+`StorageUnavailable`, once, here at the edge. Opening a session (cluster options, schema
+creation) is `connection.py`'s. Imports the driver, `cqs.errors` and
+`cqs.cassandra_store.schema`; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import cassandra
 import cassandra.protocol
-from cassandra import ConsistencyLevel
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+from cassandra.cluster import Cluster, NoHostAvailable
 from cassandra.cluster import Session as DriverSession
 from cassandra.connection import ConnectionException
-from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import PreparedStatement
 
 from cqs.cassandra_store import schema
 from cqs.errors import StorageUnavailable
-
-DEFAULT_REPLICATION: Mapping[str, str | int] = {
-    "class": "SimpleStrategy",
-    "replication_factor": 1,
-}
 
 # Driver failures that mean "the store cannot answer now"; anything else (a CQL error) is a bug
 # and propagates unchanged.
@@ -76,20 +69,6 @@ def unavailable_on_driver_errors(action: str) -> Iterator[None]:
         raise
     except _UNAVAILABLE_ERRORS as exc:
         raise StorageUnavailable(f"Cassandra is unavailable ({action}): {exc}") from exc
-
-
-def parse_contact_point(contact_point: str, default_port: int = 9042) -> tuple[str, int]:
-    host, separator, port = contact_point.rpartition(":")
-    if not separator:
-        return contact_point, default_port
-    return host, int(port)
-
-
-def consistency_level(name: str) -> int:
-    try:
-        return int(ConsistencyLevel.name_to_value[name.upper()])
-    except KeyError:
-        raise ValueError(f"unknown Cassandra consistency level {name!r}") from None
 
 
 class CassandraSession:
@@ -203,6 +182,10 @@ class CassandraSession:
             # The driver's own timeout normally fires first; this bounds the call regardless.
             return await asyncio.wait_for(answer, self._request_timeout + 1.0)
 
+    async def use_keyspace(self, keyspace: str) -> None:
+        """Bind the session to `keyspace`: unqualified table names resolve there."""
+        await self._run_blocking("use keyspace", self._session.set_keyspace, keyspace)
+
     async def ping(self) -> None:
         """One cheap read, for readiness checks; StorageUnavailable when nobody answers."""
         await self.read("SELECT release_version FROM system.local")
@@ -247,6 +230,14 @@ class CassandraSession:
         await asyncio.to_thread(self._cluster.shutdown)
 
 
+async def all_or_first_error(calls: Sequence[Awaitable[None]]) -> None:
+    """Run every call to completion; then raise the first failure, if any."""
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -260,90 +251,3 @@ def _settle(
         answer.set_exception(exc)
     else:
         answer.set_result(rows or [])
-
-
-async def connect(
-    contact_points: Sequence[str],
-    keyspace: str,
-    replication: str | Mapping[str, str | int] = DEFAULT_REPLICATION,
-    protocol_version: int = 1,
-    read_consistency: str = "ONE",
-    write_consistency: str = "ONE",
-    request_timeout: float = 5.0,
-    message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS,
-    observe: BackendObserver | None = None,
-) -> CassandraSession:
-    """Connect, create the keyspace and tables if absent, and return the bound session.
-
-    Raises StorageUnavailable when no contact point answers within `request_timeout`.
-    """
-    schema.checked_identifier(keyspace)
-    endpoints = [parse_contact_point(point) for point in contact_points]
-    ports = {port for _, port in endpoints}
-    if len(ports) != 1:
-        raise ValueError("every Cassandra contact point must use the same native port")
-    profile = ExecutionProfile(
-        # The driver's default, named so it does not warn: token-aware over the local DC.
-        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
-        consistency_level=consistency_level(read_consistency),
-        request_timeout=request_timeout,
-    )
-    cluster = Cluster(
-        contact_points=[host for host, _ in endpoints],
-        port=ports.pop(),
-        protocol_version=protocol_version,
-        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-        # Without it, small writes wait on Nagle + delayed ACK (tens of ms per batch).
-        sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        connect_timeout=request_timeout,
-        control_connection_timeout=request_timeout,
-        max_schema_agreement_wait=max(10, int(request_timeout * 2)),
-    )
-    try:
-        with unavailable_on_driver_errors("connect"):
-            driver_session = await asyncio.wait_for(
-                asyncio.to_thread(cluster.connect), request_timeout * 2 + 1.0
-            )
-        session = CassandraSession(
-            cluster,
-            driver_session,
-            read_consistency=consistency_level(read_consistency),
-            write_consistency=consistency_level(write_consistency),
-            request_timeout=request_timeout,
-            observe=observe,
-        )
-        await _create_schema(session, keyspace, replication, message_gc_grace_seconds)
-        await session._run_blocking("use keyspace", driver_session.set_keyspace, keyspace)
-    except BaseException:
-        await asyncio.to_thread(cluster.shutdown)
-        raise
-    return session
-
-
-async def _create_schema(
-    session: CassandraSession,
-    keyspace: str,
-    replication: str | Mapping[str, str | int],
-    message_gc_grace_seconds: int,
-) -> None:
-    """CQL 3.0.0 has no IF NOT EXISTS: look in the system tables, tolerate a racing creator."""
-    keyspaces = await session.read(
-        "SELECT keyspace_name FROM system.schema_keyspaces WHERE keyspace_name = ?", [keyspace]
-    )
-    if not keyspaces:
-        await _create_once(session, schema.create_keyspace(keyspace, replication))
-    tables = await session.read(
-        "SELECT columnfamily_name FROM system.schema_columnfamilies WHERE keyspace_name = ?",
-        [keyspace],
-    )
-    existing = {row.columnfamily_name for row in tables}
-    for name, ddl in schema.table_definitions(keyspace, message_gc_grace_seconds).items():
-        if name not in existing:
-            await _create_once(session, ddl)
-
-
-async def _create_once(session: CassandraSession, ddl: str) -> None:
-    try:
-        await session.execute(ddl)
-    except cassandra.AlreadyExists:
-        pass  # another process created it between our check and our CREATE

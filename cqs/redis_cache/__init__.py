@@ -1,6 +1,6 @@
 """The Redis message cache: key layout, hash ring, Lua scripts and the cache adapter.
 
-Implements the `MessageCache` port (`cqs/ports.py`) as `RedisMessageCache`. Imports model
+Implements the `MessageCache` port (`cqs/ports/`) as `RedisMessageCache`. Imports model
 and errors only; never the service, aiohttp or cassandra.
 """
 

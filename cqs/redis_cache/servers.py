@@ -8,10 +8,13 @@ Owns how one call reaches one server and what its failure means:
   connection also fails (one probe at a time per server). Then the breaker opens and the call
   raises `StorageUnavailable`, which lets the service serve from Cassandra. If the probe
   answers, the server is up and the process was merely slow: `StorageBusy`;
-- the breaker (`ServerBreaker`), which makes calls fail fast for a moment after an outage.
+- the breaker (`ServerBreaker`), which makes calls fail fast for a moment after an outage;
+- the pool of one ring (`ServerPool`): which server holds a queue, and the operation label
+  each call is observed under.
 
 Pub/sub connections come from a client of their own, so the arrivals feed never takes a
-command slot. Imports redis, the errors and the scripts; never the service or aiohttp.
+command slot. Imports redis, the errors, the ring and the scripts; never the service or
+aiohttp.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -33,7 +36,8 @@ from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cqs.errors import StorageBusy, StorageUnavailable
-from cqs.redis_cache.scripts import QueueScripts, register_scripts
+from cqs.redis_cache.ring import HashRing
+from cqs.redis_cache.scripts import SCRIPT_NAMES, QueueScripts, register_scripts
 
 log = logging.getLogger(__name__)
 
@@ -242,3 +246,61 @@ class RedisServer:
     async def close(self) -> None:
         await self.client.aclose()
         await self.feed_client.aclose()
+
+
+class ServerPool:
+    """The servers of one ring: which one holds a queue, and one labelled call on one of them."""
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        limits: ServerLimits,
+        *,
+        observe: BackendObserver | None = None,
+        observe_pool: PoolObserver | None = None,
+    ) -> None:
+        self._ring = HashRing(urls)
+        self._servers: dict[str, RedisServer] = {
+            url: RedisServer(url, limits, observe=observe, observe_pool=observe_pool)
+            for url in urls
+        }
+        # id of a registered script -> its name (the operation label of its calls)
+        self._operation_names: dict[int, str] = {
+            id(getattr(server.scripts, name)): name
+            for server in self._servers.values()
+            for name in SCRIPT_NAMES
+        }
+
+    @property
+    def servers(self) -> list[RedisServer]:
+        return list(self._servers.values())
+
+    def url_for(self, queue_name: str) -> str:
+        """The URL of the Redis server holding `queue_name`."""
+        return self._ring.node_for(queue_name)
+
+    def holder_of(self, queue_name: str) -> RedisServer:
+        """The Redis server holding `queue_name`."""
+        return self._servers[self.url_for(queue_name)]
+
+    async def call(
+        self,
+        server: RedisServer,
+        operation: Callable[P, Awaitable[T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """Run one Redis operation on `server` (its limits and failure translation)."""
+        return await server.call(self._operation_name(operation), operation, *args, **kwargs)
+
+    def _operation_name(self, operation: object) -> str:
+        """A script's name, a command's name, or the method a local helper serves."""
+        name = self._operation_names.get(id(operation))
+        if name is None:
+            qualname = getattr(operation, "__qualname__", "call")
+            name = qualname.split(".<locals>")[0].rsplit(".", 1)[-1].lstrip("_")
+        return name
+
+    async def close(self) -> None:
+        for server in self._servers.values():
+            await server.close()

@@ -1,4 +1,4 @@
-"""RevisibilityWorker: a loop over the MessageCache port that makes due messages visible.
+"""RevisibilityWorker: a loop over the DueSweeper cache port that makes due messages visible.
 
 Owns the sweep cadence and what happens after a sweep (waking long polls). The cache does
 the work atomically per queue, and a per-server lease lets one process at a time sweep each
@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from cqs.ports import MessageCache, NullTelemetry, Telemetry
+from cqs.ports import DueSweeper, NullTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 class RevisibilityWorker:
     def __init__(
         self,
-        cache: MessageCache,
+        cache: DueSweeper,
         on_available: Callable[[Sequence[str]], None],
         *,
         interval_seconds: float = 0.1,

@@ -26,7 +26,7 @@ from aiohttp.typedefs import Handler
 
 from cqs import validation
 from cqs.errors import CqsError, MalformedRequest, StorageUnavailable, UnknownAction
-from cqs.ports import Telemetry
+from cqs.ports.telemetry import Telemetry
 from cqs.service import QueueService
 from cqs.sqs_api.errors import (
     InternalError,

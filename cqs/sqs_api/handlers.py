@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from cqs import checksums
+from cqs.dead_letter_policy import task_handle
 from cqs.errors import QueueDoesNotExist
 from cqs.model import (
     BatchFailure,
@@ -24,7 +25,6 @@ from cqs.model import (
     ReceivedMessage,
     SendResult,
 )
-from cqs.redrive import task_handle
 from cqs.service import QueueService
 from cqs.sqs_api.errors import client_message, wire_error_for
 from cqs.sqs_api.protocol import DecodedRequest, Protocol, WireResult, WireValue

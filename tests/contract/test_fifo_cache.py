@@ -78,7 +78,7 @@ async def receive(cache: RedisMessageCache, name: str, at_ms: int, count: int = 
         name, count, timeout_ms, at_ms, 10**9, [uuid.uuid4().hex for _ in range(count)], 0, attempt
     )
     assert outcome is not None
-    return [d.message.body for d in outcome[0]]
+    return [d.message.body for d in outcome.deliveries]
 
 
 async def test_admission_numbers_in_order_and_names_the_original_of_a_duplicate(
@@ -139,7 +139,7 @@ async def test_a_group_with_a_message_in_flight_is_skipped_until_it_is_deleted(
     at = now_ms()
     sent = await send(message_cache, name, [("a1", "A"), ("a2", "A"), ("b1", "B")], at)
     held = await message_cache.receive_fifo(name, 1, 30_000, at, 10**9, ["nonce-a1"], 0, None)
-    assert held is not None and [d.message.body for d in held[0]] == ["a1"]
+    assert held is not None and [d.message.body for d in held.deliveries] == ["a1"]
     assert await receive(message_cache, name, at) == ["b1"]
     assert await receive(message_cache, name, at) == []
     deleted = await message_cache.delete(name, sent[0].message_id, "nonce-a1")
@@ -167,8 +167,8 @@ async def test_a_repeated_attempt_id_gets_the_same_messages(
     first = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["n1", "n2"], 0, "att")
     again = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["n3", "n4"], 0, "att")
     assert first is not None and again is not None
-    assert [(d.message.body, d.receipt_nonce) for d in again[0]] == [
-        (d.message.body, d.receipt_nonce) for d in first[0]
+    assert [(d.message.body, d.receipt_nonce) for d in again.deliveries] == [
+        (d.message.body, d.receipt_nonce) for d in first.deliveries
     ] == [("x1", "n1"), ("x2", "n2")]
 
 
@@ -206,7 +206,7 @@ async def test_a_refill_in_store_order_still_delivers_each_group_in_sequence_ord
             name, 3, 30_000, at, 10**9, ["a", "b", "c"], 0, None
         )
         assert outcome is not None
-        for delivery in outcome[0]:
+        for delivery in outcome.deliveries:
             by_group[delivery.message.group_id or ""].append(delivery.message.body)
             await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
     assert by_group == {
@@ -228,4 +228,4 @@ async def test_the_first_message_of_a_group_comes_first_even_behind_a_thousand_o
     assert await message_cache.finish_fill(name, "filler")
     outcome = await message_cache.receive_fifo(name, 2, 30_000, at, 10**9, ["a", "b"], 0, None)
     assert outcome is not None
-    assert [d.message.body for d in outcome[0]] == ["m0", "m1"]
+    assert [d.message.body for d in outcome.deliveries] == ["m0", "m1"]

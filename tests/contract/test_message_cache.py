@@ -87,9 +87,9 @@ async def receive(
     timeout_ms: int = TIMEOUT_MS,
     retention_ms: int = RETENTION_MS,
 ) -> list[Delivery]:
-    deliveries = await cache.receive(name, max_count, timeout_ms, at_ms, retention_ms, nonces(max_count))
-    assert deliveries is not None, "the queue should be ready"
-    return deliveries
+    outcome = await cache.receive(name, max_count, timeout_ms, at_ms, retention_ms, nonces(max_count))
+    assert outcome is not None, "the queue should be ready"
+    return outcome.deliveries
 
 
 async def sweep(cache: MessageCache, at_ms: int, limit: int = 100) -> list[str]:
@@ -379,8 +379,9 @@ async def test_a_sent_message_is_received_whole_with_its_receipt_details(
     message = make_message("Grüße")
     now = now_ms()
     assert await message_cache.add(name, [message], now)
-    deliveries = await message_cache.receive(name, 10, TIMEOUT_MS, now, RETENTION_MS, ["n1", "n2"])
-    assert deliveries == [
+    outcome = await message_cache.receive(name, 10, TIMEOUT_MS, now, RETENTION_MS, ["n1", "n2"])
+    assert outcome is not None
+    assert outcome.deliveries == [
         Delivery(message=message, receive_count=1, first_receive_timestamp_ms=now, receipt_nonce="n1")
     ]
 
@@ -412,9 +413,9 @@ async def test_receive_hands_out_no_more_messages_than_it_has_nonces(
     name = await ready_queue(message_cache)
     now = now_ms()
     await message_cache.add(name, [make_message(str(index)) for index in range(5)], now)
-    deliveries = await message_cache.receive(name, 5, TIMEOUT_MS, now, RETENTION_MS, ["a", "b"])
-    assert deliveries is not None
-    assert [delivery.receipt_nonce for delivery in deliveries] == ["a", "b"]
+    outcome = await message_cache.receive(name, 5, TIMEOUT_MS, now, RETENTION_MS, ["a", "b"])
+    assert outcome is not None
+    assert [delivery.receipt_nonce for delivery in outcome.deliveries] == ["a", "b"]
 
 
 async def test_adding_the_same_message_twice_caches_it_once(
@@ -748,7 +749,7 @@ async def test_queues_live_on_the_server_the_ring_picks_and_each_server_is_used(
             by_server: dict[str, str] = {}
             while len(by_server) < 2:
                 name = queue_name()
-                by_server.setdefault(cache.server_for(name), name)
+                by_server.setdefault(cache.server_url_for(name), name)
             now = now_ms()
             for url, name in by_server.items():
                 assert await cache.begin_fill(name, "filler", 10_000)
@@ -835,7 +836,7 @@ async def test_release_due_skips_an_unreachable_server_and_sweeps_the_others(
     cache = RedisMessageCache([redis_server.url, doomed.url])
     try:
         name = queue_name()
-        while cache.server_for(name) != redis_server.url:
+        while cache.server_url_for(name) != redis_server.url:
             name = queue_name()
         now = now_ms()
         assert await cache.begin_fill(name, "filler", 10_000)
@@ -982,7 +983,7 @@ async def test_arrivals_are_heard_from_every_server(tmp_path: Path) -> None:
             by_server: dict[str, str] = {}
             while len(by_server) < 2:
                 name = queue_name()
-                by_server.setdefault(cache.server_for(name), name)
+                by_server.setdefault(cache.server_url_for(name), name)
             for name in by_server.values():
                 assert await cache.begin_fill(name, "filler", 10_000)
                 assert await cache.finish_fill(name, "filler")
@@ -1004,7 +1005,7 @@ async def test_arrivals_ride_out_a_server_restart_and_warn_once(
     server = EmbeddedRedis(tmp_path / "restarted")
     server.start()
     cache = RedisMessageCache([server.url], down_seconds=0.0)
-    caplog.set_level(logging.WARNING, logger="cqs.redis_cache.cache")
+    caplog.set_level(logging.WARNING, logger="cqs.redis_cache.arrivals")
     try:
         async with raw_client(server.url) as before:
             async with hearing(cache, before) as heard:
@@ -1174,9 +1175,9 @@ async def test_deferred_store_deletes_come_from_every_reachable_server(
     cache = RedisMessageCache([lone_redis.url, doomed.url], down_seconds=0.0)
     try:
         on_lone, on_doomed = queue_name(), queue_name()
-        while cache.server_for(on_lone) != lone_redis.url:
+        while cache.server_url_for(on_lone) != lone_redis.url:
             on_lone = queue_name()
-        while cache.server_for(on_doomed) != doomed.url:
+        while cache.server_url_for(on_doomed) != doomed.url:
             on_doomed = queue_name()
         await cache.defer_store_delete(on_lone, "x")
         await cache.defer_store_delete(on_doomed, "y")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cqs.cassandra_store import (
+    CassandraConnection,
     CassandraMessageStore,
     CassandraQueueCatalog,
     CassandraSession,
@@ -265,9 +266,9 @@ async def test_every_store_of_a_keyspace_uses_the_bucket_length_stored_first(
 ) -> None:
     keyspace = unique_keyspace()
     first = await CassandraMessageStore.open(
-        cassandra_settings.contact_points, keyspace, bucket_seconds=60
+        cassandra_settings.connection(keyspace), bucket_seconds=60
     )
-    session = await connect(cassandra_settings.contact_points, keyspace)
+    session = await connect(cassandra_settings.connection(keyspace))
     second = CassandraMessageStore(session, bucket_seconds=600)  # constructed directly
     try:
         queue = new_queue()
@@ -296,12 +297,11 @@ async def test_calls_fail_with_storage_unavailable_once_cassandra_is_stopped(
     short_lived_node: EmbeddedCassandra,
 ) -> None:
     keyspace = unique_keyspace()
-    store = await CassandraMessageStore.open(
-        [short_lived_node.contact_point], keyspace, request_timeout=2.0
+    connection = CassandraConnection(
+        (short_lived_node.contact_point,), keyspace, request_timeout=2.0
     )
-    catalog = await CassandraQueueCatalog.open(
-        [short_lived_node.contact_point], keyspace, request_timeout=2.0
-    )
+    store = await CassandraMessageStore.open(connection)
+    catalog = await CassandraQueueCatalog.open(connection)
     queue = new_queue()
     message = new_message()
     await store.put(queue, [message])
@@ -330,9 +330,10 @@ async def test_connecting_to_a_port_where_nothing_listens_fails_with_storage_una
     from cqs.embedded.ports import free_port
 
     with pytest.raises(StorageUnavailable):
-        session: CassandraSession = await connect(
-            [f"127.0.0.1:{free_port()}"], unique_keyspace(), request_timeout=2.0
+        unreachable = CassandraConnection(
+            (f"127.0.0.1:{free_port()}",), unique_keyspace(), request_timeout=2.0
         )
+        session: CassandraSession = await connect(unreachable)
         await session.close()
 
 
@@ -341,8 +342,8 @@ async def test_stores_of_two_keyspaces_on_one_cluster_never_see_each_others_mess
 ) -> None:
     """Cassandra 1.2 keys prepared statements by their text alone; each keyspace's
     statements must still run against that keyspace."""
-    first = await CassandraMessageStore.open(cassandra_settings.contact_points, unique_keyspace())
-    second = await CassandraMessageStore.open(cassandra_settings.contact_points, unique_keyspace())
+    first = await CassandraMessageStore.open(cassandra_settings.connection(unique_keyspace()))
+    second = await CassandraMessageStore.open(cassandra_settings.connection(unique_keyspace()))
     try:
         queue = new_queue()
         one, two, three = new_message(), new_message(), new_message()

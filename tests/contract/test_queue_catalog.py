@@ -122,8 +122,8 @@ async def test_shared_secret_is_the_first_stored_candidate_for_every_caller(
     cassandra_settings: CassandraTestSettings,
 ) -> None:
     keyspace = unique_keyspace()
-    first = await CassandraQueueCatalog.open(cassandra_settings.contact_points, keyspace)
-    second = await CassandraQueueCatalog.open(cassandra_settings.contact_points, keyspace)
+    first = await CassandraQueueCatalog.open(cassandra_settings.connection(keyspace))
+    second = await CassandraQueueCatalog.open(cassandra_settings.connection(keyspace))
     try:
         stored = await first.shared_secret(b"first-secret")
 
@@ -139,7 +139,7 @@ async def test_racing_processes_converge_on_one_shared_secret(
 ) -> None:
     keyspace = unique_keyspace()
     catalogs = [
-        await CassandraQueueCatalog.open(cassandra_settings.contact_points, keyspace)
+        await CassandraQueueCatalog.open(cassandra_settings.connection(keyspace))
         for _ in range(4)
     ]
     candidates = [os.urandom(32) for _ in range(12)]

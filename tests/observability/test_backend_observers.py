@@ -63,9 +63,7 @@ async def test_cassandra_statements_are_observed_with_their_coordinator(
 ) -> None:
     calls: list[Call] = []
     session = await connect_cassandra(
-        cassandra_settings.contact_points, cassandra_settings.keyspace,
-        request_timeout=cassandra_settings.request_timeout,
-        observe=lambda *call: calls.append(call),
+        cassandra_settings.connection(), observe=lambda *call: calls.append(call)
     )
     try:
         calls.clear()

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.model import CacheState, Message
 from cqs.observability.stats import QueueFigures, QueueStatistics
-from cqs.redis_cache.cache import QueueStats, RedisMessageCache
+from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.inspector import QueueStats
 from cqs.redis_cache.servers import server_label
 from cqs.service import new_message_id
 

@@ -161,7 +161,7 @@ async def test_messages_past_their_retention_are_counted_as_expired(
         await service.send_message(name, SendRequest(body=body))
     clock.now += 61
 
-    await service.trim_expired_messages()
+    await service.chores.trim_expired_messages()
     assert value("cqs_messages_expired_total", queue=name) == 2
     assert value("cqs_messages_sent_total", queue=name) == 2
     await service.close()
@@ -213,8 +213,8 @@ async def test_a_sweep_that_releases_messages_reports_its_duration_and_lag(
     sent = message(0)
     now_ms = sent.sent_timestamp_ms
     await lone_cache.add(name, [sent], now_ms)
-    deliveries = await lone_cache.receive(name, 1, 1, now_ms, 10**9, ["n"])
-    assert deliveries
+    outcome = await lone_cache.receive(name, 1, 1, now_ms, 10**9, ["n"])
+    assert outcome is not None and outcome.deliveries
     worker = RevisibilityWorker(
         lone_cache, lambda names: None, telemetry=telemetry, clock=lambda: (now_ms + 50) / 1000
     )

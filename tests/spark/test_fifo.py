@@ -1,8 +1,5 @@
 """FIFO queues through `format("cqs")`: group ids and sequence numbers on read, group and
 deduplication ids on write.
-
-Pending while the server refuses FifoQueue=true: the `make_queue(fifo=True)` fixture marks
-these tests xfail with that reason, and they run for real once the server accepts FIFO.
 """
 
 from __future__ import annotations

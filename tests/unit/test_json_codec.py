@@ -20,6 +20,7 @@ import pytest
 from botocore.model import OperationModel
 
 from cqs import checksums
+from cqs.dead_letter_policy import task_handle
 from cqs.errors import (
     InvalidMessageContents,
     MessageNotInflight,
@@ -38,7 +39,6 @@ from cqs.model import (
     SendRequest,
     SendResult,
 )
-from cqs.redrive import task_handle
 from cqs.service import QueueService
 from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.json_codec import render_json_result

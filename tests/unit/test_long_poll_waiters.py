@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from cqs.long_poll import LongPollWaiters
+from cqs.service.long_poll import LongPollWaiters
 
 
 async def start_waiters(

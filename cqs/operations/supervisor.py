@@ -1,0 +1,71 @@
+"""The supervisor of `cqs serve --workers N`: N API processes on one port, kept running.
+
+Owns starting the worker processes (`python -m cqs serve` with the resolved settings in
+their environment, SO_REUSEPORT on), restarting any that dies, stopping them all on
+SIGTERM / SIGINT, and the shared metrics directory that lets a scrape through any worker
+show them all. Imports the settings and the metrics exposition; never an adapter, aiohttp
+or the service.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from cqs.observability.exposition import (
+    MULTIPROCESS_ENVIRONMENT_VARIABLE,
+    fresh_multiprocess_directory,
+    mark_worker_dead,
+)
+from cqs.settings import Settings, settings_environment
+
+log = logging.getLogger("cqs")
+
+WORKER_STOP_SECONDS = 20  # a worker still running this long after SIGTERM is killed
+
+
+def supervise(settings: Settings) -> None:
+    """Run `settings.workers` worker processes on one port (SO_REUSEPORT); restart any that
+    dies; stop them all on SIGTERM / SIGINT. Workers get the resolved settings (with the
+    embedded services' addresses) through their environment."""
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("CQS_")},
+        **settings_environment(replace(settings, workers=1, reuse_port=True)),
+    }
+    # prometheus-client multiprocess mode: a scrape through any worker shows them all.
+    metrics_dir = fresh_multiprocess_directory(Path(settings.data_dir))
+    environment[MULTIPROCESS_ENVIRONMENT_VARIABLE] = str(metrics_dir)
+    command = [sys.executable, "-m", "cqs", "serve"]
+
+    def start_worker() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(command, env=environment)
+
+    workers = [start_worker() for _ in range(settings.workers)]
+    log.info("supervising %d workers on port %d", settings.workers, settings.port)
+    try:
+        while True:
+            time.sleep(0.5)
+            for index, worker in enumerate(workers):
+                if worker.poll() is not None:
+                    log.warning(
+                        "worker %d exited with %s; starting a new one", worker.pid, worker.returncode
+                    )
+                    mark_worker_dead(worker.pid, metrics_dir)
+                    workers[index] = start_worker()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=WORKER_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()

@@ -1,0 +1,226 @@
+"""The hot cache's interfaces, in queue language, one Protocol per role.
+
+- `CachedMessages`: what the SQS actions do to a queue's cached messages (add, FIFO
+  admission, receive, delete, change visibility, counts, purge, long-poll announcements);
+- `CacheFill`: the fill state machine of docs/architecture.md (ABSENT -> FILLING -> READY,
+  the fill lease, loading pages and deduplication records, dropping a queue's cache);
+- `DueSweeper`: periodic upkeep across every server (making due messages visible, trimming
+  expired ones, the store deletes that wait for Cassandra);
+- `CacheInspection`: what operators read (states, servers, where a queue lives);
+- `MessageCache`: all four, which is what the Redis adapter is.
+
+No Redis keys or driver types appear here; `cqs/redis_cache/` implements them and translates
+its failures into `StorageUnavailable` (an outage) or `StorageBusy` (back-pressure). Every
+method raises StorageUnavailable when the queue's Redis cannot be reached. Imports only
+`cqs.model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Protocol
+
+from cqs.model import (
+    CacheState,
+    Deduplication,
+    DeleteOutcome,
+    FifoAdmission,
+    Message,
+    MessageCounts,
+    ReceiveOutcome,
+    VisibilityOutcome,
+)
+
+
+class CachedMessages(Protocol):
+    """The hot copy of each queue: visible list, in-flight set, delayed set."""
+
+    async def state(self, queue_name: str) -> CacheState:
+        """READY, FILLING or ABSENT (never UNAVAILABLE: that is raised)."""
+
+    async def add(
+        self,
+        queue_name: str,
+        messages: Sequence[Message],
+        now_ms: int,
+        queue_id: str = "",
+        deduplication_keys: Mapping[str, str] | None = None,
+    ) -> bool:
+        """Add newly sent messages when the cache is READY or FILLING.
+
+        Returns False (adding nothing) when the state is ABSENT: the fill will load them.
+        When a long poll of any process listens on the queue (`listen`), the queue's name is
+        published so that `arrivals` of every process yields it. FIFO: the admissions
+        (`admit`) named by `deduplication_keys` (message id -> key) become stored entries,
+        whatever the state, kept for the deduplication interval.
+        """
+
+    async def admit(
+        self, queue_name: str, queue_id: str, candidates: Sequence[tuple[str, str]], now_ms: int
+    ) -> FifoAdmission:
+        """FIFO, before storing a send: for each (deduplication key, would-be message id),
+        hold the key and number the message, or name the earlier send owning the key."""
+
+    async def abandon(
+        self, queue_name: str, queue_id: str, admitted: Sequence[tuple[str, str]]
+    ) -> None:
+        """Release the admissions (deduplication key, message id) of a send not stored."""
+
+    async def receive(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+        max_receive_count: int = 0,
+    ) -> ReceiveOutcome | None:
+        """Hide up to `max_count` visible messages until now + timeout; None if not READY.
+
+        Due in-flight and delayed messages are made visible first; messages older than
+        `retention_ms` are dropped, not delivered. `nonces[i]` becomes the i-th delivery's
+        receipt nonce. Atomically with it, the dead-letter check of a RedrivePolicy: a
+        message that was already received `max_receive_count` times (0 = no limit) is not
+        delivered: it is removed from the cache and returned apart, for the
+        caller to move to the dead-letter queue (and delete from the store): `dead_letters`.
+        """
+
+    async def receive_fifo(
+        self,
+        queue_name: str,
+        max_count: int,
+        visibility_timeout_ms: int,
+        now_ms: int,
+        retention_ms: int,
+        nonces: Sequence[str],
+        max_receive_count: int,
+        attempt_id: str | None,
+    ) -> ReceiveOutcome | None:
+        """`receive` for a FIFO queue: sequence order within a message group, no
+        message of a group with messages in flight, groups one after another. A repeated
+        `attempt_id` (ReceiveRequestAttemptId) whose messages are still in flight under it
+        gets the same deliveries again (same nonces) instead."""
+
+    async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
+        """Remove the message unless it was received again since `receipt_nonce`."""
+
+    async def defer_store_delete(self, queue_name: str, message_id: str) -> None:
+        """Remember a delete the durable store could not take yet; fills skip the message."""
+
+    async def change_visibility(
+        self, queue_name: str, message_id: str, receipt_nonce: str, visible_at_ms: int
+    ) -> VisibilityOutcome:
+        """Move an in-flight message's return time (visible_at <= now makes it visible)."""
+
+    async def counts(self, queue_name: str, now_ms: int) -> MessageCounts: ...
+
+    async def purge(self, queue_name: str) -> None:
+        """Remove every message, keeping the queue READY."""
+
+    async def listen(self, queue_name: str, ttl_ms: int) -> None:
+        """Announce that a long poll waits on the queue for up to `ttl_ms` (refreshable)."""
+
+    def arrivals(self) -> AsyncIterator[str]:
+        """Names of queues that got visible messages while someone listened, from every
+        server, as they are published; runs until cancelled and rides out server outages."""
+
+
+class CacheFill(Protocol):
+    """Loading a queue's cache from the durable store, under a lease one process holds."""
+
+    async def begin_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+        """Atomically move ABSENT -> FILLING for `owner`; False if the state was not ABSENT."""
+
+    async def renew_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+        """Extend `owner`'s fill lease; False if the lease was lost."""
+
+    async def load(
+        self,
+        queue_name: str,
+        owner: str,
+        messages: Sequence[Message],
+        now_ms: int,
+        hidden_until: Mapping[str, int],
+    ) -> bool:
+        """During `owner`'s fill: add messages not yet cached, not deleted since the fill
+        began and not waiting for their store delete (see `defer_store_delete`).
+
+        A message whose id is in `hidden_until` with a time after `now_ms` is loaded in
+        flight until then (this process handed it out while the cache was away). Returns
+        False, loading nothing, if `owner` no longer holds the fill lease.
+        """
+
+    async def finish_fill(
+        self,
+        queue_name: str,
+        owner: str,
+        now_ms: int | None = None,
+        hidden_until: Mapping[str, int] | None = None,
+    ) -> bool:
+        """FILLING -> READY if `owner` still holds the lease.
+
+        Messages in `hidden_until` (handed out by the filler from the store after their page
+        was loaded) that are visible in the cache go in flight until their time first.
+        """
+
+    async def load_deduplications(
+        self, queue_name: str, queue_id: str, records: Sequence[Deduplication], now_ms: int
+    ) -> int:
+        """Merge deduplication records of the durable store (keys already held are kept)."""
+
+    async def drop(self, queue_name: str) -> None:
+        """Forget the queue entirely (state and messages): it is ABSENT again."""
+
+
+class DueSweeper(Protocol):
+    """Upkeep over every reachable server, run periodically by one process or several."""
+
+    async def release_due(
+        self, now_ms: int, limit: int, sweeper: str, lease_ms: int
+    ) -> list[str]:
+        """On every Redis server whose sweep lease `sweeper` holds or can take, make due
+        in-flight and delayed messages visible.
+
+        One sweeper per server at a time (the lease expires after `lease_ms` unless renewed
+        by the next call), so several processes do not repeat each other's work, and a
+        survivor takes over when the sweeper dies. Work is proportional to the due
+        messages. Returns the names of the queues that got visible messages back. A server
+        that cannot be reached is skipped.
+        """
+
+    async def trim_expired(self, queue_name: str, now_ms: int, retention_ms: int) -> int:
+        """Remove visible messages older than the retention period; return how many."""
+
+    async def deferred_store_deletes(self, limit: int) -> dict[str, list[str]]:
+        """Up to `limit` remembered deletes, by queue name, from every reachable server."""
+
+    async def forget_store_deletes(self, queue_name: str, message_ids: Sequence[str]) -> None:
+        """The store took these deletes: stop remembering them."""
+
+
+class CacheInspection(Protocol):
+    """What operators read (the admin console's inspection); read only."""
+
+    async def state(self, queue_name: str) -> CacheState:
+        """READY, FILLING or ABSENT (never UNAVAILABLE: that is raised)."""
+
+    def server_label_for(self, queue_name: str) -> str:
+        """The name of the server holding the queue (`host:port/db`, never a password)."""
+
+    async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
+        """Per server name: its own figures (version, memory, clients, uptime) and the
+        revisibility state (queues with due messages, the earliest due ms, the sweeper);
+        an empty dict for a server that cannot be reached."""
+
+    async def message_states(
+        self, queue_name: str, message_ids: Sequence[str], now_ms: int
+    ) -> dict[str, tuple[str, int, int]]:
+        """Where each cached message is ("visible", "in flight" or "delayed"), with its
+        receive count and first receive ms (0: never); ids the cache does not hold are left
+        out. Reads only: no visibility or receive count changes."""
+
+
+class MessageCache(CachedMessages, CacheFill, DueSweeper, CacheInspection, Protocol):
+    """Every role at once: what `cqs/redis_cache/` implements and the composition root
+    hands out, each user typing its parameter by the role it needs."""

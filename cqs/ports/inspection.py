@@ -1,0 +1,104 @@
+"""QueueInspector: the read-only views operators need that the SQS API does not give.
+
+Owns the interface the admin console reads through (peeking at messages without receiving
+them, one message by id, which queue dead-letters into which, which Redis server owns a
+queue, the cluster) and the values it answers with. Nothing here changes a queue: changes
+go through `QueueService`. Imports only `cqs.model` and the standard library; the
+implementation over the storage ports is `cqs.inspection.StorageQueueInspector`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cqs.model import Message
+
+MAX_PEEK = 100  # messages in one peek
+
+# Where a peeked message is, besides the cache's own answers ("visible", "in flight",
+# "delayed").
+NOT_CACHED = "not cached"  # the queue's cache is not filled: it is served from Cassandra
+UNKNOWN = "unknown"  # the queue's Redis does not answer
+
+
+@dataclass(frozen=True, slots=True)
+class PeekedMessage:
+    """A message as the durable store holds it, with what the cache knows of it."""
+
+    message: Message
+    state: str
+    receive_count: int | None = None  # None: not known (the cache does not hold it)
+    first_receive_ms: int | None = None  # None or 0: never received, as far as is known
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    messages: list[PeekedMessage]
+    next_position: str | None  # opaque; None: this was the last page
+
+
+@dataclass(frozen=True, slots=True)
+class RedisServerView:
+    name: str  # host:port/db, never a password
+    reachable: bool
+    figures: Mapping[str, str]  # INFO figures and the sweep state, as the cache reports them
+    queues: list[str]
+    revisibility_lag_ms: int  # how long the earliest due message is overdue (0: on time)
+
+
+@dataclass(frozen=True, slots=True)
+class CassandraView:
+    reachable: bool
+    figures: Mapping[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessView:
+    pid: int
+    this_process: bool
+    rss_bytes: int | None = None
+    cpu_seconds: float | None = None
+    uptime_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    taken_ms: int
+    redis: list[RedisServerView]
+    cassandra: CassandraView
+    processes: list[ProcessView]
+    queue_count: int | None  # None: the catalog did not answer
+
+
+class QueueInspector(Protocol):
+    """Read-only views of queues, their messages and the storage behind them."""
+
+    async def peek(self, name: str, position: str | None, limit: int) -> MessagePage:
+        """A page of the queue's messages (1 to MAX_PEEK) without receiving them; `position`
+        is the previous page's `next_position`. QueueDoesNotExist for a missing queue,
+        InvalidParameterValue for a bad limit or position."""
+        ...
+
+    async def message(self, name: str, message_id: str) -> PeekedMessage | None:
+        """One message by id (None: deleted, expired or never sent)."""
+        ...
+
+    async def dead_letter_links(self) -> dict[str, str]:
+        """Source queue name -> the name of its dead-letter queue, for every queue with a
+        RedrivePolicy; may be a few seconds old."""
+        ...
+
+    def forget_links(self) -> None:
+        """A queue or its RedrivePolicy changed: read the links again on next use."""
+        ...
+
+    def server_label_for(self, queue_name: str) -> str:
+        """The Redis server that holds the queue's cache (host:port/db)."""
+        ...
+
+    async def cluster(self) -> ClusterView:
+        """Redis servers with their queues, Cassandra, and this deployment's processes."""
+        ...

@@ -1,0 +1,123 @@
+"""The reads and moves that span every server of the pool, on behalf of background workers.
+
+Owns the revisibility sweep (`release_due`: hidden messages whose time has come go back to
+their visible list, one sweeper per server at a time under a lease) and the collection of
+deferred store deletes across servers. A server that does not answer is skipped, so the
+others still get swept. Imports redis (through `servers.py`), the errors and its own
+package; never the service, aiohttp or cassandra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Sequence
+from typing import cast
+
+from cqs.errors import StorageError
+from cqs.redis_cache.keys import (
+    ARRIVALS_CHANNEL,
+    DUE_KEY,
+    STORE_DELETE_QUEUES_KEY,
+    SWEEPER_KEY,
+    QueueKeys,
+)
+from cqs.redis_cache.servers import RedisServer, ServerPool
+
+log = logging.getLogger(__name__)
+
+
+async def release_due(
+    pool: ServerPool, now_ms: int, limit: int, sweeper: str, lease_ms: int
+) -> list[str]:
+    """Visits at most `limit` due queues per server and moves at most `limit` messages
+    of each; what is left stays due in `cqs:due` for the next call.
+
+    `lease_ms` should outlast the time between two calls of the same sweeper, or the
+    lease lapses between sweeps and another process may take it over.
+    """
+    per_server = await asyncio.gather(
+        *(_release_due_on(pool, server, now_ms, limit, sweeper, lease_ms)
+          for server in pool.servers)
+    )
+    return [queue_name for released in per_server for queue_name in released]
+
+
+async def _release_due_on(
+    pool: ServerPool, server: RedisServer, now_ms: int, limit: int, sweeper: str, lease_ms: int
+) -> list[str]:
+    released: list[str] = []
+    try:
+        holds_lease = await pool.call(
+            server,
+            server.scripts.sweep_lease,
+            keys=[SWEEPER_KEY],
+            args=[sweeper, max(1, lease_ms)],
+        )
+        if not holds_lease:
+            return released  # another process sweeps this server
+        due_queues = cast(
+            "list[str]",
+            await pool.call(
+                server, server.client.zrangebyscore, DUE_KEY, "-inf", now_ms, start=0, num=limit
+            ),
+        )
+        if due_queues:
+            moved = await pool.call(
+                server, _release_due_queues, server, due_queues, now_ms, limit
+            )
+            released = [name for name, count in zip(due_queues, moved, strict=True) if count]
+    except StorageError:
+        # the breaker logged the outage once; the sweep goes on with the other servers
+        log.debug("skipping the revisibility sweep on %s: unreachable", server.url)
+    return released
+
+
+async def _release_due_queues(
+    server: RedisServer, queue_names: Sequence[str], now_ms: int, limit: int
+) -> list[int]:
+    """One `release_due` script call per queue, all in one pipeline (one round trip)."""
+    pipeline = server.client.pipeline(transaction=False)
+    for queue_name in queue_names:
+        await server.scripts.release_due(
+            keys=QueueKeys(queue_name).script_keys(),
+            args=[now_ms, limit, queue_name, ARRIVALS_CHANNEL],
+            client=pipeline,
+        )
+    return [int(count) for count in await pipeline.execute()]
+
+
+async def deferred_store_deletes(pool: ServerPool, limit: int) -> dict[str, list[str]]:
+    """Not atomic: ids deferred or forgotten meanwhile may or may not be included.
+
+    Servers and queues are visited in random order, so a queue whose deletes keep
+    failing does not starve the others.
+    """
+    found: dict[str, list[str]] = {}
+    servers = pool.servers
+    random.shuffle(servers)
+    for server in servers:
+        remaining = limit - sum(len(ids) for ids in found.values())
+        if remaining <= 0:
+            break
+        try:
+            found.update(await pool.call(server, _read_store_deletes, server, remaining))
+        except StorageError:
+            log.debug("skipping deferred store deletes on %s: unreachable", server.url)
+    return found
+
+
+async def _read_store_deletes(server: RedisServer, limit: int) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    queue_names = list(cast("set[str]", await server.client.smembers(STORE_DELETE_QUEUES_KEY)))
+    random.shuffle(queue_names)
+    for queue_name in queue_names:
+        if limit <= 0:
+            break
+        key = QueueKeys(queue_name).store_deletes
+        ids = cast("list[str]", await server.client.srandmember(key, limit))
+        if ids:
+            found[queue_name] = ids
+            limit -= len(ids)
+    return found

@@ -1,0 +1,34 @@
+"""The service layer: `QueueService` (one async method per SQS action) and, one module
+each, the mechanisms it coordinates.
+
+- `service`: QueueService and ServiceTuning; composes the others;
+- `queue_directory`: queue metadata cached in this process, ARNs of this service;
+- `queues`: create/list/delete/purge queues, attributes, tags, permissions;
+- `messages`: building messages from sends, what a receive returns (pure);
+- `sending` and `fifo`: the store-then-cache order of a send; FIFO admission and numbering;
+- `receiving`: ReceiveMessage, one path for standard and FIFO queues, with long polling
+  (`long_poll`);
+- `in_flight`: DeleteMessage and ChangeMessageVisibility through receipt handles;
+- `cache_fill`: the cache state machine (fills, stale caches, Return-From-Cassandra) and
+  the delivery log that keeps deliveries hidden through a Redis loss;
+- `dead_letters` and `move_tasks`: RedrivePolicy applied, message move tasks;
+- `pagination`: ListQueues / ListDeadLetterSourceQueues tokens;
+- `chores`: periodic upkeep, scheduled by `cqs.housekeeping`.
+
+Imports go one way: the API and the admin console import this package; it imports model,
+errors, validation, the pure rule modules and the ports, never an adapter, aiohttp or a
+driver.
+"""
+
+from cqs.model import MessageAttributeValue
+from cqs.service.messages import new_message_id
+from cqs.service.queues import COUNT_ATTRIBUTES
+from cqs.service.service import QueueService, ServiceTuning
+
+__all__ = [
+    "COUNT_ATTRIBUTES",
+    "MessageAttributeValue",
+    "QueueService",
+    "ServiceTuning",
+    "new_message_id",
+]

@@ -1,0 +1,279 @@
+"""The cache state machine of docs/architecture.md, as this process drives it.
+
+Owns, per queue: the background fills (ABSENT -> FILLING -> READY under a lease, page by
+page from the store), the caches that missed a write while Redis was away and must be
+reloaded, adding stored messages to the cache (or starting a fill when it cannot take them),
+counting messages with or without a ready cache, and Return-From-Cassandra (serving a
+receive from the store). `DeliveryLog` is the record of this process's deliveries that keeps
+them hidden through a Redis loss. Imports model, errors and ports; never an adapter,
+aiohttp or a driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+
+from cqs.errors import StorageError, StorageUnavailable
+from cqs.model import CacheState, Deduplication, Delivery, Message, MessageCounts, Queue
+from cqs.ports import CachedMessages, CacheFill, MessageStore, Telemetry
+from cqs.receipts import new_nonce
+
+log = logging.getLogger(__name__)
+
+# A fill that failed tries this many times, a second apart, to hand its lease back.
+FILL_LEASE_RELEASE_ATTEMPTS = 5
+# A queue whose fill could not start is tried again at most this often.
+FILL_RETRY_SECONDS = 0.5
+
+
+class DeliveryLog:
+    """The messages this process handed out, and until when (ms) each stays hidden.
+
+    Kept per queue incarnation (queue id). Redis keeps the authoritative in-flight set; this
+    record lets the process keep its own deliveries hidden when Redis is lost:
+    Return-From-Cassandra receives skip them, and a refill loads them in flight rather than
+    visible. Entries leave on delete and when their time passes.
+    """
+
+    def __init__(self) -> None:
+        self._hidden: dict[str, dict[str, int]] = {}
+
+    def record(self, queue_id: str, message_id: str, hidden_until_ms: int) -> None:
+        self._hidden.setdefault(queue_id, {})[message_id] = hidden_until_ms
+
+    def extend(self, queue_id: str, message_id: str, hidden_until_ms: int) -> bool:
+        """Move a known delivery's return time; False if this process did not hand it out."""
+        entries = self._hidden.get(queue_id)
+        if entries is None or message_id not in entries:
+            return False
+        entries[message_id] = hidden_until_ms
+        return True
+
+    def forget(self, queue_id: str, message_id: str) -> None:
+        entries = self._hidden.get(queue_id)
+        if entries is not None:
+            entries.pop(message_id, None)
+
+    def forget_queue(self, queue_id: str) -> None:
+        self._hidden.pop(queue_id, None)
+
+    def hidden(self, queue_id: str, now_ms: int) -> dict[str, int]:
+        """The queue's deliveries still hidden at `now_ms` (a copy); drops the others."""
+        entries = self._hidden.get(queue_id)
+        if not entries:
+            return {}
+        live = {mid: until for mid, until in entries.items() if until > now_ms}
+        if len(live) != len(entries):
+            if live:
+                self._hidden[queue_id] = dict(live)
+            else:
+                del self._hidden[queue_id]
+        return live
+
+    def prune(self, now_ms: int) -> int:
+        """Drop every delivery whose time has passed; return how many remain."""
+        for queue_id in list(self._hidden):
+            self.hidden(queue_id, now_ms)
+        return sum(len(entries) for entries in self._hidden.values())
+
+
+class CacheFiller:
+    """Fills, stale caches and the store fallback of every queue this process serves."""
+
+    def __init__(
+        self,
+        messages: CachedMessages,
+        fill: CacheFill,
+        store: MessageStore,
+        *,
+        owner: str,
+        lease_seconds: float,
+        page_size: int,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+        wake: Callable[[str], None],
+    ) -> None:
+        self._messages = messages
+        self._fill_port = fill
+        self._store = store
+        self._owner = owner  # this process, as a fill lease holder
+        self._lease_ms = int(lease_seconds * 1000)
+        self._page_size = page_size
+        self._telemetry = telemetry
+        self._clock = clock
+        self._wake = wake  # long polls of the queue: messages may be there now
+        self.deliveries = DeliveryLog()
+        self._fills: dict[str, asyncio.Task[None]] = {}
+        self._attempted_at: dict[str, float] = {}
+        # Queues whose cache missed a write while Redis was unreachable: refilled once it
+        # answers again, so messages stored meanwhile are not left out of the cache.
+        self._stale: set[str] = set()
+        # queue name -> messages loaded so far, for every fill this process is running
+        self.fills_in_progress: dict[str, int] = {}
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def start_empty(self, name: str) -> None:
+        """A new queue has nothing in the store to load: its cache is READY at once."""
+        try:
+            if await self._fill_port.begin_fill(name, self._owner, self._lease_ms):
+                await self._fill_port.finish_fill(name, self._owner)
+        except StorageUnavailable:
+            log.warning("queue %s created while its Redis is unreachable", name)
+
+    async def drop(self, queue: Queue) -> None:
+        """The queue is deleted: forget its deliveries and its cache."""
+        self.deliveries.forget_queue(queue.queue_id)
+        try:
+            await self._fill_port.drop(queue.name)
+        except StorageUnavailable:
+            log.warning("queue %s deleted while its Redis is unreachable", queue.name)
+
+    async def purge(self, queue: Queue) -> None:
+        """The queue's store was purged: empty its cache (or reload it once Redis is back)."""
+        self.deliveries.forget_queue(queue.queue_id)
+        try:
+            await self._messages.purge(queue.name)
+        except StorageUnavailable:
+            self._stale.add(queue.name)
+
+    def mark_stale(self, name: str) -> None:
+        """The queue's cache missed a write: reload it from the store when next used."""
+        self._stale.add(name)
+
+    async def refresh_if_stale(self, queue: Queue) -> None:
+        """After a Redis outage this process missed writes: reload the queue from the store."""
+        if queue.name in self._stale:
+            await self._fill_port.drop(queue.name)
+            self._stale.discard(queue.name)
+
+    async def add(
+        self,
+        queue: Queue,
+        stored: Sequence[Message],
+        now_ms: int,
+        deduplication_keys: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add messages the store already holds to the cache; a cache that is down or not
+        filled misses them, so it is marked for a refill instead."""
+        try:
+            added = await self._messages.add(
+                queue.name, stored, now_ms, queue.queue_id, deduplication_keys
+            )
+        except StorageUnavailable:
+            self._stale.add(queue.name)
+            added = False
+        if not added:
+            self.start_soon(queue)
+        self._wake(queue.name)
+
+    async def load_deduplications(self, queue: Queue, records: Sequence[Deduplication]) -> None:
+        """Give a cache that is being (re)filled deduplication records only the store knew."""
+        await self._fill_port.load_deduplications(
+            queue.name, queue.queue_id, records, self._now_ms()
+        )
+
+    async def counts(self, queue: Queue) -> MessageCounts:
+        try:
+            if await self._messages.state(queue.name) is CacheState.READY:
+                return await self._messages.counts(queue.name, self._now_ms())
+        except StorageUnavailable:
+            pass
+        # Without a filled cache only the store knows: every live message counts as visible.
+        return MessageCounts(visible=await self._store.count(queue), in_flight=0, delayed=0)
+
+    async def receive_from_store(self, queue: Queue, count: int, now_ms: int) -> list[Delivery]:
+        """Return-From-Cassandra: serve live messages straight from the durable store,
+        skipping those this process handed out and that are still hidden."""
+        hidden = self.deliveries.hidden(queue.queue_id, now_ms)
+        # Read more than asked and pick at random: processes serving the same queue from the
+        # store then hand out fewer of the same messages.
+        sample = await self._store.sample(queue, 2 * count + min(len(hidden), 100), now_ms)
+        candidates = [m for m in sample if m.message_id not in hidden]
+        chosen = random.sample(candidates, min(count, len(candidates)))
+        return [Delivery(m, 1, now_ms, new_nonce()) for m in chosen]
+
+    def start_soon(self, queue: Queue) -> None:
+        """Take the queue's fill lease if nobody holds it, and fill in the background."""
+        if queue.name in self._fills:
+            return
+        now = self._clock()
+        if now - self._attempted_at.get(queue.name, 0.0) < FILL_RETRY_SECONDS:
+            return
+        self._attempted_at[queue.name] = now
+        name = queue.name
+        task = asyncio.get_running_loop().create_task(self._fill(queue))
+        self._fills[name] = task
+
+        def forget(_: asyncio.Task[None]) -> None:
+            self._fills.pop(name, None)
+
+        task.add_done_callback(forget)
+
+    async def _fill(self, queue: Queue) -> None:
+        """Load the queue from the store page by page, holding (and renewing) the fill lease.
+
+        Runs as a background task: other queues and requests go on meanwhile. Progress is
+        logged every few seconds and kept in `fills_in_progress` for the metrics.
+        """
+        name = queue.name
+        try:
+            if not await self._fill_port.begin_fill(name, self._owner, self._lease_ms):
+                return
+            started = last_report = self._clock()
+            log.info("filling the cache of queue %s from the store", name)
+            if queue.fifo:  # deduplication outlives a Redis loss: the store keeps the keys
+                await self.load_deduplications(queue, await self._store.deduplications(queue))
+            loaded = 0
+            self.fills_in_progress[name] = 0
+            self._telemetry.fill_started(name)
+            async for page in self._store.scan(queue, self._page_size):
+                now_ms = self._now_ms()
+                hidden = self.deliveries.hidden(queue.queue_id, now_ms)
+                if not await self._fill_port.load(name, self._owner, page, now_ms, hidden):
+                    log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
+                    return
+                loaded += len(page)
+                self.fills_in_progress[name] = loaded
+                self._telemetry.fill_progress(name, len(page))
+                if not await self._fill_port.renew_fill(name, self._owner, self._lease_ms):
+                    log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
+                    return
+                if self._clock() - last_report >= 5:
+                    last_report = self._clock()
+                    log.info("filling queue %s: %d messages loaded so far", name, loaded)
+            now_ms = self._now_ms()
+            late = self.deliveries.hidden(queue.queue_id, now_ms)
+            if await self._fill_port.finish_fill(name, self._owner, now_ms, late):
+                self._telemetry.fill_finished(name, True)
+                log.info(
+                    "cache of queue %s filled with %d messages in %.1f s",
+                    name, loaded, self._clock() - started,
+                )
+                self._wake(name)
+        except StorageError as exc:
+            log.warning("cache fill of queue %s interrupted: %s", name, exc)
+            await self._give_up_lease(name)
+        finally:
+            if self.fills_in_progress.pop(name, None) is not None:
+                self._telemetry.fill_finished(name, False)  # no-op once reported as completed
+
+    async def _give_up_lease(self, name: str) -> None:
+        """Give the fill lease up (if still ours) so the next request retries the fill,
+        instead of every process waiting for the lease to expire. Tried for a few seconds:
+        right after a failure the cache refuses calls for a moment (its circuit breaker)."""
+        for attempt in range(FILL_LEASE_RELEASE_ATTEMPTS):
+            try:
+                await self._fill_port.renew_fill(name, self._owner, 1)
+                return
+            except StorageError:
+                if attempt + 1 < FILL_LEASE_RELEASE_ATTEMPTS:
+                    await asyncio.sleep(1.0)
+
+    def running(self) -> list[asyncio.Task[None]]:
+        """The fills this process runs (to stop on shutdown: another process takes over)."""
+        return list(self._fills.values())

@@ -1,0 +1,179 @@
+"""DeadLetters: RedrivePolicy as the service applies it.
+
+Owns the checks a RedrivePolicy must pass when it is set (an existing target of the same
+queue type that allows this source), where a queue's dead letters go, moving the messages
+the cache took out for exceeding maxReceiveCount to the dead-letter queue, and which queues
+dead-letter into a queue (ListDeadLetterSourceQueues). The pure rules live in
+`cqs.dead_letter_policy`. Imports model, errors, ports and sibling mechanisms; never an
+adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from cqs import dead_letter_policy
+from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
+from cqs.model import Message, MessageAttributeValue, Queue
+from cqs.ports import MessageStore, QueueCatalog, Telemetry
+from cqs.service import pagination
+from cqs.service.cache_fill import CacheFiller
+from cqs.service.fifo import FifoSender
+from cqs.service.queue_directory import QueueDirectory
+
+log = logging.getLogger(__name__)
+
+
+class DeadLetters:
+    def __init__(
+        self,
+        catalog: QueueCatalog,
+        store: MessageStore,
+        directory: QueueDirectory,
+        cache_fill: CacheFiller,
+        fifo: FifoSender,
+        *,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._directory = directory
+        self._cache_fill = cache_fill
+        self._fifo = fifo
+        self._telemetry = telemetry
+        self._clock = clock
+
+    async def check_redrive_policy(
+        self, name: str, given: Mapping[str, str], fifo: bool
+    ) -> None:
+        """A RedrivePolicy must name an existing queue of the same type (FIFO to FIFO,
+        standard to standard) whose RedriveAllowPolicy lets this queue use it."""
+        value = given.get("RedrivePolicy")
+        policy = dead_letter_policy.parse_redrive_policy(value)
+        if policy is None:
+            return
+        reason = None
+        try:
+            target = await self._directory.for_arn(policy.dead_letter_target_arn)
+        except QueueDoesNotExist:
+            reason = "Dead letter target does not exist."
+        else:
+            if target.fifo != fifo:
+                reason = (
+                    "Dead-letter target must be a FIFO queue for a FIFO source queue."
+                    if fifo
+                    else "Dead-letter target must be a standard queue for a standard source queue."
+                )
+            elif not dead_letter_policy.redrive_allowed(
+                target.attributes.get("RedriveAllowPolicy"), self._directory.arn(name)
+            ):
+                reason = (
+                    "Dead-letter target owner does not allow this source queue to redrive"
+                    " messages."
+                )
+        if reason is not None:
+            raise InvalidParameterValue(
+                f"Value {value} for parameter RedrivePolicy is invalid. Reason: {reason}"
+            )
+
+    async def target(self, queue: Queue) -> tuple[Queue | None, int]:
+        """The queue's dead-letter queue and maxReceiveCount; (None, 0) without a usable
+        RedrivePolicy (unset, or its target deleted since)."""
+        policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
+        if policy is None or policy.max_receive_count < 1:
+            return None, 0
+        try:
+            target = await self._directory.for_arn(policy.dead_letter_target_arn)
+        except QueueDoesNotExist:
+            return None, 0
+        return target, policy.max_receive_count
+
+    async def move(self, source: Queue, target: Queue, messages: Sequence[Message]) -> None:
+        """Move messages the cache took out of `source` for exceeding maxReceiveCount.
+
+        Kept: the MessageId, body, attributes and SentTimestamp. As AWS documents for
+        standard queues, expiry stays based on the original enqueue time, so a message
+        expires from the dead-letter queue once it is older than that queue's retention
+        period; a FIFO dead-letter queue resets the enqueue time, as AWS does, and numbers
+        the message anew (group and deduplication id kept). The source queue's ARN is kept
+        in a hidden system attribute for move tasks. Order: the dead-letter queue's store,
+        then its cache, then the delete from the source's store, so a failure in between
+        duplicates a message rather than losing it.
+        """
+        now_ms = int(self._clock() * 1000)
+        source_attribute = MessageAttributeValue(
+            "String", string_value=self._directory.arn(source.name)
+        )
+        moved = [
+            replace(
+                message,
+                visible_at_ms=now_ms,
+                system_attributes={
+                    **message.system_attributes,
+                    dead_letter_policy.DEAD_LETTER_SOURCE_ATTRIBUTE: source_attribute,
+                },
+            )
+            for message in messages
+        ]
+        retention_ms = target.retention_seconds * 1000
+        if target.fifo:
+            # AWS resets the enqueue time of a message moved to a FIFO dead-letter queue.
+            moved = [replace(m, sent_timestamp_ms=now_ms) for m in moved]
+        live = [m for m in moved if m.sent_timestamp_ms + retention_ms > now_ms]
+        try:
+            if target.fifo:
+                await self._fifo.send(target, live, deduplicate=False)
+                live = []
+            await asyncio.gather(*(
+                self._store.put(target, [m], keep_seconds=_retention_left(target, m, now_ms))
+                for m in live
+            ))
+            if live:
+                await self._cache_fill.add(target, live, now_ms)
+            await asyncio.gather(*(self._store.delete(source, m.message_id) for m in messages))
+        except StorageUnavailable:
+            # The messages are still in the source's store: reload the source's cache.
+            log.warning("moving %d messages of %s to its DLQ failed", len(messages), source.name)
+            self._cache_fill.mark_stale(source.name)
+            return
+        for message in messages:
+            self._cache_fill.deliveries.forget(source.queue_id, message.message_id)
+        self._telemetry.messages_moved_to_dead_letter_queue(source.name, len(messages))
+
+    async def source_queue_names(self, dead_letter_queue: str) -> list[str]:
+        """Every queue whose RedrivePolicy names `dead_letter_queue`, sorted."""
+        arn = self._directory.arn(dead_letter_queue)
+
+        async def points_here(name: str) -> bool:
+            try:
+                queue = await self._directory.get(name)
+            except QueueDoesNotExist:
+                return False
+            policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
+            return policy is not None and policy.dead_letter_target_arn == arn
+
+        names = await self._catalog.list_names()
+        found = await asyncio.gather(*(points_here(name) for name in names))
+        return sorted(name for name, hit in zip(names, found, strict=True) if hit)
+
+    async def list_source_queues(
+        self, name: str, max_results: int | None, next_token: str | None
+    ) -> tuple[list[str], str | None]:
+        """ListDeadLetterSourceQueues: one page of the queues dead-lettering into `name`."""
+        await self._directory.get(name)
+        pagination.check_max_results(max_results)
+        names = await self.source_queue_names(name)
+        # The token is read only when there are names to page through (as it always was).
+        after = pagination.read_name_token(next_token) if next_token and names else None
+        return pagination.page(names, max_results, after)
+
+
+def _retention_left(queue: Queue, message: Message, now_ms: int) -> int:
+    """Seconds (at least 1) a moved message has left in `queue`: its expiry stays based on
+    its original enqueue time."""
+    remaining_ms = message.sent_timestamp_ms + queue.retention_seconds * 1000 - now_ms
+    return max(1, -(-remaining_ms // 1000))

@@ -1,0 +1,145 @@
+"""FifoSender: how a FIFO queue takes messages in: admission, deduplication, numbering.
+
+Owns the order of a FIFO send: the cache numbers the messages and holds their deduplication
+keys before anything is stored (`admit`), so that order and deduplication are decided in
+one place; the store then keeps the messages and the deduplication records (which a
+refilled cache loads back), and only then does the cache mark the keys as taken. A send
+that fails before that gives its keys up. FIFO sends need the queue's Redis: while it is
+unreachable they fail with ServiceUnavailable (which SDKs retry) rather than risk order or
+a duplicate. Imports model, errors, ports and sibling mechanisms; never an adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from cqs.errors import StorageUnavailable
+from cqs.model import (
+    DEDUPLICATION_INTERVAL_MS,
+    Deduplication,
+    FifoAdmission,
+    Message,
+    Queue,
+    SendResult,
+)
+from cqs.ports import CachedMessages, MessageStore, Telemetry
+from cqs.service.cache_fill import CacheFiller
+from cqs.service.messages import format_sequence_number, send_result
+
+# How long a FIFO send waits for an earlier send with the same deduplication id to be stored.
+FIFO_ADMISSION_WAIT_SECONDS = 5.0
+
+
+def deduplication_key(queue: Queue, message: Message) -> str:
+    """Under DeduplicationScope=messageGroup the same id in two groups is two messages
+    (a newline cannot occur in either id, so it separates them)."""
+    if queue.deduplication_per_group:
+        return f"{message.group_id}\n{message.deduplication_id}"
+    return message.deduplication_id or ""
+
+
+class FifoSender:
+    def __init__(
+        self,
+        messages: CachedMessages,
+        store: MessageStore,
+        cache_fill: CacheFiller,
+        *,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._messages = messages
+        self._store = store
+        self._cache_fill = cache_fill
+        self._telemetry = telemetry
+        self._clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def send(
+        self, queue: Queue, messages: Sequence[Message], *, deduplicate: bool = True
+    ) -> list[SendResult]:
+        """Number, deduplicate, store and cache FIFO messages; one result per message, in
+        order (a duplicate answers with the MessageId and SequenceNumber of the original).
+        `deduplicate=False` for messages moved by a redrive or a move task."""
+        if not messages:
+            return []
+        keys = [deduplication_key(queue, m) if deduplicate else "" for m in messages]
+        candidates = list(zip(keys, (m.message_id for m in messages), strict=True))
+        outcomes = await self._admit(queue, candidates)
+        by_key_in_store: dict[str, Deduplication] = {}
+        if not outcomes.cache_ready and deduplicate:
+            # A cache that is being (re)filled may not know every key yet: ask the store.
+            fresh = [k for k, o in zip(keys, outcomes.outcomes, strict=True) if o.outcome == "new"]
+            records = await self._store.deduplications(queue, fresh)
+            by_key_in_store = {r.key: r for r in records}
+            if by_key_in_store:
+                await self._abandon(queue, [
+                    (k, m.message_id) for k, m in zip(keys, messages, strict=True)
+                    if k in by_key_in_store
+                ])
+                await self._cache_fill.load_deduplications(queue, records)
+        numbered: list[Message] = []
+        results: list[SendResult] = []
+        now_ms = self._now_ms()
+        for key, message, admission in zip(keys, messages, outcomes.outcomes, strict=True):
+            original, sequence = admission.message_id, admission.sequence_number
+            if key in by_key_in_store:
+                original = by_key_in_store[key].message_id
+                sequence = by_key_in_store[key].sequence_number
+            elif admission.outcome == "new":
+                numbered.append(replace(message, sequence_number=sequence))
+            results.append(replace(send_result(message), message_id=original,
+                                   sequence_number=format_sequence_number(sequence)))
+        if not numbered:
+            return results
+        sequences = {m.message_id: m.sequence_number or 0 for m in numbered}
+        records = [
+            Deduplication(key, m.message_id, sequences[m.message_id],
+                          now_ms + DEDUPLICATION_INTERVAL_MS)
+            for key, m in zip(keys, messages, strict=True)
+            if key and m.message_id in sequences
+        ]
+        try:
+            await asyncio.gather(
+                self._store.put(queue, numbered),
+                self._store.record_deduplications(queue, records),
+            )
+        except BaseException:
+            with contextlib.suppress(StorageUnavailable):
+                await self._abandon(queue, [(r.key, r.message_id) for r in records])
+            raise
+        self._telemetry.messages_sent(queue.name, len(numbered))
+        await self._cache_fill.add(
+            queue, numbered, now_ms, {r.message_id: r.key for r in records}
+        )
+        return results
+
+    async def _admit(self, queue: Queue, candidates: list[tuple[str, str]]) -> FifoAdmission:
+        """`CachedMessages.admit`, waiting a little while another send holding one of the
+        keys is still being stored (its outcome decides whether these are duplicates)."""
+        deadline = self._clock() + FIFO_ADMISSION_WAIT_SECONDS
+        while True:
+            admission = await self._messages.admit(
+                queue.name, queue.queue_id, candidates, self._now_ms()
+            )
+            if all(o.outcome != "pending" for o in admission.outcomes):
+                return admission
+            if self._clock() >= deadline:
+                await self._abandon(queue, [
+                    c for c, o in zip(candidates, admission.outcomes, strict=True)
+                    if o.outcome == "new"
+                ])
+                raise StorageUnavailable(
+                    "A message with the same deduplication id is still being stored; retry."
+                )
+            await asyncio.sleep(0.05)
+
+    async def _abandon(self, queue: Queue, admitted: Sequence[tuple[str, str]]) -> None:
+        admitted = [(k, i) for k, i in admitted if k]
+        if admitted:
+            await self._messages.abandon(queue.name, queue.queue_id, admitted)

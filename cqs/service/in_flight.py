@@ -1,0 +1,184 @@
+"""InFlightMessages: what happens to a received message through its receipt handle.
+
+Owns DeleteMessage and ChangeMessageVisibility (and their batches): reading the receipt
+handle, the cache's verdict (done, stale handle, not in flight), the store delete (deferred
+through the cache while the store is away), and what this process's own deliveries allow
+while the cache is not ready. Also gives back or deletes the messages a move task holds.
+Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from cqs import validation
+from cqs.errors import (
+    CqsError,
+    MessageNotInflight,
+    ReceiptHandleIsInvalid,
+    StorageError,
+    StorageUnavailable,
+)
+from cqs.model import (
+    BatchFailure,
+    BatchResult,
+    CacheState,
+    DeleteOutcome,
+    Delivery,
+    Queue,
+    VisibilityOutcome,
+)
+from cqs.ports import CachedMessages, MessageStore, Telemetry
+from cqs.receipts import ReceiptSigner
+from cqs.service.cache_fill import CacheFiller
+
+
+class InFlightMessages:
+    def __init__(
+        self,
+        messages: CachedMessages,
+        store: MessageStore,
+        cache_fill: CacheFiller,
+        signer: ReceiptSigner,
+        *,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._messages = messages
+        self._store = store
+        self._cache_fill = cache_fill
+        self._deliveries = cache_fill.deliveries
+        self._signer = signer
+        self._telemetry = telemetry
+        self._clock = clock
+
+    async def delete_message(self, queue: Queue, receipt_handle: str) -> None:
+        name = queue.name
+        handle = self._signer.read(receipt_handle, name)
+        try:
+            outcome = await self._messages.delete(name, handle.message_id, handle.receipt_nonce)
+        except StorageUnavailable:
+            self._cache_fill.mark_stale(name)
+            outcome = DeleteOutcome.NOT_CACHED
+        if outcome is DeleteOutcome.STALE_HANDLE:
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{receipt_handle}" is not a valid receipt handle: '
+                "the message was received again since."
+            )
+        self._deliveries.forget(queue.queue_id, handle.message_id)
+        try:
+            await self._store.delete(queue, handle.message_id)
+        except StorageUnavailable:
+            if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
+                name, handle.message_id
+            ):
+                raise
+        self._telemetry.messages_deleted(name, 1)
+
+    async def _defer_store_delete(self, name: str, message_id: str) -> bool:
+        """The store is away but the cache took the delete: remember it in the cache (fills
+        skip it) and flush it to the store later; False if the cache cannot remember it."""
+        try:
+            await self._messages.defer_store_delete(name, message_id)
+        except StorageUnavailable:
+            return False
+        return True
+
+    async def change_message_visibility(
+        self, queue: Queue, receipt_handle: str, visibility_timeout: int
+    ) -> None:
+        name = queue.name
+        validation.validate_visibility_timeout(visibility_timeout)
+        handle = self._signer.read(receipt_handle, name)
+        visible_at = int(self._clock() * 1000) + visibility_timeout * 1000
+        cache_ready = True
+        try:
+            outcome = await self._messages.change_visibility(
+                name, handle.message_id, handle.receipt_nonce, visible_at
+            )
+            if outcome is VisibilityOutcome.NOT_IN_FLIGHT:
+                cache_ready = await self._messages.state(name) is CacheState.READY
+        except StorageUnavailable:
+            outcome, cache_ready = VisibilityOutcome.NOT_IN_FLIGHT, False
+        if outcome is VisibilityOutcome.STALE_HANDLE:
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{receipt_handle}" is not a valid receipt handle: '
+                "the message was received again since."
+            )
+        if outcome is VisibilityOutcome.CHANGED:
+            self._deliveries.extend(queue.queue_id, handle.message_id, visible_at)
+            return
+        # Without a ready cache, a message this process handed out from the store is in
+        # flight as far as anyone can know.
+        if not cache_ready and self._deliveries.extend(
+            queue.queue_id, handle.message_id, visible_at
+        ):
+            return
+        raise MessageNotInflight(
+            f"Value {receipt_handle} for parameter ReceiptHandle is invalid. Reason: Message "
+            "does not exist or is not available for visibility timeout change."
+        )
+
+    async def delete_message_batch(
+        self, queue: Queue, entries: Sequence[tuple[str, str]]
+    ) -> BatchResult[None]:
+        validation.validate_batch_entries(
+            [entry_id for entry_id, _ in entries], "DeleteMessageBatch"
+        )
+        outcomes = await asyncio.gather(
+            *(self.delete_message(queue, handle) for _, handle in entries),
+            return_exceptions=True,
+        )
+        return _batch_result([entry_id for entry_id, _ in entries], outcomes)
+
+    async def change_message_visibility_batch(
+        self, queue: Queue, entries: Sequence[tuple[str, str, int]]
+    ) -> BatchResult[None]:
+        validation.validate_batch_entries(
+            [entry_id for entry_id, _, _ in entries], "ChangeMessageVisibilityBatch"
+        )
+        outcomes = await asyncio.gather(
+            *(self.change_message_visibility(queue, h, t) for _, h, t in entries),
+            return_exceptions=True,
+        )
+        return _batch_result([entry_id for entry_id, _, _ in entries], outcomes)
+
+    async def delete_delivered(self, queue: Queue, delivery: Delivery) -> None:
+        """Delete a message this process received itself (a move task moved it on)."""
+        message_id = delivery.message.message_id
+        try:
+            await self._messages.delete(queue.name, message_id, delivery.receipt_nonce)
+        except StorageUnavailable:
+            self._cache_fill.mark_stale(queue.name)
+        self._deliveries.forget(queue.queue_id, message_id)
+        await self._store.delete(queue, message_id)
+
+    async def release(self, queue: Queue, deliveries: Sequence[Delivery]) -> None:
+        """Make messages a failed move task held visible again."""
+        now_ms = int(self._clock() * 1000)
+        for delivery in deliveries:
+            message_id = delivery.message.message_id
+            self._deliveries.forget(queue.queue_id, message_id)
+            try:
+                await self._messages.change_visibility(
+                    queue.name, message_id, delivery.receipt_nonce, now_ms
+                )
+            except StorageUnavailable:
+                pass
+
+
+def _batch_result(entry_ids: Sequence[str], outcomes: Sequence[object]) -> BatchResult[None]:
+    """Split per-entry outcomes: SQS errors become failed entries, anything else is raised."""
+    successful: list[tuple[str, None]] = []
+    failed: list[BatchFailure] = []
+    for entry_id, outcome in zip(entry_ids, outcomes, strict=True):
+        if isinstance(outcome, StorageError):
+            raise outcome
+        if isinstance(outcome, CqsError):
+            failed.append(BatchFailure(entry_id, outcome))
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            successful.append((entry_id, None))
+    return BatchResult(successful, failed)

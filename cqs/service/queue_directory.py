@@ -1,0 +1,125 @@
+"""QueueDirectory: this process's copy of queue metadata, and queue names from ARNs.
+
+Owns the metadata cache (a queue read from the catalog is served for `ttl_seconds`, then
+served stale up to METADATA_STALE_SECONDS while one background read refreshes it), what a
+create, change or delete does to that copy, the queue ARNs of this service, and the
+"deleted recently" rule of CreateQueue. Imports model, errors, ports and `cqs.arns`; never
+an adapter, aiohttp or a driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from cqs import arns
+from cqs.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
+from cqs.model import Queue
+from cqs.ports import QueueCatalog
+
+# A queue's cached metadata is served (and refreshed in the background) up to this age.
+METADATA_STALE_SECONDS = 30.0
+
+
+class QueueDirectory:
+    def __init__(
+        self,
+        catalog: QueueCatalog,
+        *,
+        account_id: str,
+        region: str,
+        ttl_seconds: float,
+        deleted_recently_seconds: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self._catalog = catalog
+        self._account_id = account_id
+        self._region = region
+        self._ttl_seconds = ttl_seconds
+        self._deleted_recently_seconds = deleted_recently_seconds
+        self._clock = clock
+        self._directory: dict[str, tuple[Queue, float]] = {}  # name -> (queue, read at)
+        self._refreshing: set[str] = set()
+
+    def arn(self, name: str) -> str:
+        return arns.queue_arn(self._region, self._account_id, name)
+
+    async def get(self, name: str) -> Queue:
+        """The queue called `name`; QueueDoesNotExist if there is none."""
+        cached = self._directory.get(name)
+        if cached:
+            age = self._clock() - cached[1]
+            if age < self._ttl_seconds:
+                return cached[0]
+            if age < METADATA_STALE_SECONDS:
+                # Serve the known copy now and refresh behind the request: a request never
+                # waits on a catalog read for a queue it knows (nor twice on a slow Cassandra).
+                self._refresh_soon(name)
+                return cached[0]
+        return await self._load(name)
+
+    async def for_arn(self, arn: str) -> Queue:
+        """The queue an ARN of this service names; QueueDoesNotExist otherwise."""
+        name = arns.queue_name_from_arn(arn)
+        if name is None or arn != self.arn(name):
+            raise QueueDoesNotExist("The specified queue does not exist.")
+        return await self.get(name)
+
+    def _refresh_soon(self, name: str) -> None:
+        if name in self._refreshing:
+            return
+        self._refreshing.add(name)
+
+        async def refresh() -> None:
+            try:
+                await self._load(name)
+            except (StorageUnavailable, QueueDoesNotExist):
+                pass
+            finally:
+                self._refreshing.discard(name)
+
+        asyncio.get_running_loop().create_task(refresh())
+
+    async def _load(self, name: str) -> Queue:
+        cached = self._directory.get(name)
+        now = self._clock()
+        try:
+            queue = await self._catalog.get(name)
+        except StorageUnavailable:
+            if cached:  # a known queue keeps working from Redis while Cassandra is away
+                return cached[0]
+            raise
+        if queue is None:
+            self._directory.pop(name, None)
+            raise QueueDoesNotExist("The specified queue does not exist.")
+        # A create, change or delete of the queue while we read must not be overwritten by
+        # what we read before it (a background pass over every queue reads for long).
+        if self._directory.get(name) is cached:
+            self._directory[name] = (queue, now)
+        return queue
+
+    def remember(self, queue: Queue) -> None:
+        """The catalog now holds `queue` (this process created or changed it)."""
+        self._directory[queue.name] = (queue, self._clock())
+
+    def forget(self, name: str) -> None:
+        self._directory.pop(name, None)
+
+    async def save(self, queue: Queue) -> None:
+        await self._catalog.save(queue)
+        self.remember(queue)
+
+    async def check_not_deleted_recently(self, name: str) -> None:
+        """QueueDeletedRecently while the name of a deleted queue is still cooling down."""
+        cooldown = self._deleted_recently_seconds
+        if cooldown <= 0:
+            return
+        deleted = await self._catalog.deleted_ms(name)
+        if deleted is None or int(self._clock() * 1000) - deleted >= cooldown * 1000:
+            return
+        if await self._catalog.get(name) is not None:
+            return  # re-created since: CreateQueue answers with the existing queue
+        raise QueueDeletedRecently(
+            f"You must wait {cooldown:g} seconds after deleting a queue before you can create"
+            " another with the same name."
+        )

@@ -1,0 +1,196 @@
+"""Queues: the actions on a queue as a whole: create, list, delete, purge, attributes, tags
+and permissions, and the operator's description of a queue.
+
+Owns the defaults and checks of CreateQueue (an existing queue with other attributes is a
+conflict), what GetQueueAttributes reports, what SetQueueAttributes and the permission
+actions change, and the order of a delete or a purge across the catalog, the store and the
+cache. Imports model, errors, validation, the pure rule modules, ports and sibling
+mechanisms; never an adapter.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from cqs import arns, dead_letter_policy, permissions, validation
+from cqs.errors import PurgeQueueInProgress, QueueNameExists
+from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Queue, QueueDescription
+from cqs.ports import MessageStore, QueueCatalog
+from cqs.service import pagination
+from cqs.service.cache_fill import CacheFiller
+from cqs.service.dead_letters import DeadLetters
+from cqs.service.queue_directory import QueueDirectory
+
+PURGE_INTERVAL_MS = 60_000
+COUNT_ATTRIBUTES = (
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+)
+
+
+class Queues:
+    def __init__(
+        self,
+        catalog: QueueCatalog,
+        store: MessageStore,
+        directory: QueueDirectory,
+        cache_fill: CacheFiller,
+        dead_letters: DeadLetters,
+        *,
+        clock: Callable[[], float],
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._directory = directory
+        self._cache_fill = cache_fill
+        self._dead_letters = dead_letters
+        self._clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def create_queue(
+        self, name: str, attributes: Mapping[str, str], tags: Mapping[str, str]
+    ) -> None:
+        fifo = attributes.get("FifoQueue", "false").lower() == "true"
+        validation.validate_queue_name(name, fifo)
+        given = validation.normalize_queue_attributes(attributes, creating=True)
+        if not fifo:
+            given.pop("FifoQueue", None)
+        defaults = {**DEFAULT_QUEUE_ATTRIBUTES}
+        if fifo:
+            defaults.update(validation.FIFO_QUEUE_DEFAULTS)
+        validation.validate_queue_type_attributes({**defaults, **given}, fifo)
+        validation.validate_tags(tags, queue_name=name)
+        await self._dead_letters.check_redrive_policy(name, given, fifo)
+        await self._directory.check_not_deleted_recently(name)
+        now_s = int(self._clock())
+        candidate = Queue(
+            name=name,
+            queue_id=uuid.uuid4().hex,
+            attributes={**defaults, **given},
+            tags=dict(tags),
+            created_timestamp=now_s,
+            last_modified_timestamp=now_s,
+        )
+        stored = await self._catalog.create(candidate)
+        if stored.queue_id == candidate.queue_id:
+            await self._cache_fill.start_empty(name)
+        else:
+            differing = [k for k, v in given.items() if stored.attributes.get(k) != v]
+            if differing:
+                raise QueueNameExists(
+                    "A queue already exists with the same name and a different value for "
+                    f"attribute {differing[0]}"
+                )
+        self._directory.remember(stored)
+
+    async def list_queues(
+        self, prefix: str | None, max_results: int | None, next_token: str | None
+    ) -> tuple[list[str], str | None]:
+        pagination.check_max_results(max_results)
+        names = [n for n in await self._catalog.list_names() if n.startswith(prefix or "")]
+        after = pagination.read_name_token(next_token) if next_token else None
+        return pagination.page(names, max_results, after)
+
+    async def delete_queue(self, name: str) -> None:
+        queue = await self._directory.get(name)
+        await self._catalog.delete(name)
+        await self._catalog.record_deletion(name, self._now_ms())
+        self._directory.forget(name)
+        await self._store.drop(queue)
+        await self._cache_fill.drop(queue)
+
+    async def get_queue_attributes(self, name: str, names: Sequence[str]) -> dict[str, str]:
+        queue = await self._directory.get(name)
+        wanted = validation.validate_attribute_names_for_get(names)
+        result: dict[str, str] = {}
+        if any(n in wanted for n in COUNT_ATTRIBUTES):
+            counts = await self._cache_fill.counts(queue)
+            result["ApproximateNumberOfMessages"] = str(counts.visible)
+            result["ApproximateNumberOfMessagesNotVisible"] = str(counts.in_flight)
+            result["ApproximateNumberOfMessagesDelayed"] = str(counts.delayed)
+        result["CreatedTimestamp"] = str(queue.created_timestamp)
+        result["LastModifiedTimestamp"] = str(queue.last_modified_timestamp)
+        result["QueueArn"] = self._directory.arn(name)
+        result.update(queue.attributes)
+        return {n: result[n] for n in wanted if n in result}
+
+    async def set_queue_attributes(self, name: str, attributes: Mapping[str, str]) -> None:
+        queue = await self._directory.get(name)
+        given = validation.normalize_queue_attributes(attributes, creating=False)
+        validation.validate_queue_type_attributes({**queue.attributes, **given}, queue.fifo)
+        await self._dead_letters.check_redrive_policy(name, given, queue.fifo)
+        merged = {**queue.attributes, **given}
+        for cleared in [k for k in dead_letter_policy.CLEARABLE_ATTRIBUTES if merged.get(k) == ""]:
+            del merged[cleared]  # an empty policy removes it, as in SQS
+        await self._directory.save(
+            replace(queue, attributes=merged, last_modified_timestamp=int(self._clock()))
+        )
+
+    async def purge_queue(self, name: str) -> None:
+        queue = await self._directory.get(name)
+        now_ms = self._now_ms()
+        last_purge = await self._catalog.last_purge_ms(queue)
+        if last_purge is not None and 0 <= now_ms - last_purge < PURGE_INTERVAL_MS:
+            raise PurgeQueueInProgress(
+                f"Only one PurgeQueue operation on {name} is allowed every 60 seconds."
+            )
+        await self._catalog.record_purge(queue, now_ms)
+        await self._store.purge(queue)
+        await self._cache_fill.purge(queue)
+
+    async def tag_queue(self, name: str, tags: Mapping[str, str]) -> None:
+        queue = await self._directory.get(name)
+        validation.validate_tags(tags, queue.tags.keys(), name)
+        await self._directory.save(replace(queue, tags={**queue.tags, **tags}))
+
+    async def untag_queue(self, name: str, tag_keys: Sequence[str]) -> None:
+        queue = await self._directory.get(name)
+        validation.validate_tag_keys(tag_keys)
+        remaining = {k: v for k, v in queue.tags.items() if k not in set(tag_keys)}
+        await self._directory.save(replace(queue, tags=remaining))
+
+    async def list_queue_tags(self, name: str) -> dict[str, str]:
+        return dict((await self._directory.get(name)).tags)
+
+    async def describe_queue(self, name: str) -> QueueDescription:
+        """The queue as an operator's view shows it (the admin console)."""
+        queue = await self._directory.get(name)
+        policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
+        return QueueDescription(
+            name=name,
+            arn=self._directory.arn(name),
+            fifo=queue.fifo,
+            attributes=await self.get_queue_attributes(name, ["All"]),
+            tags=dict(queue.tags),
+            dead_letter_queue=(
+                arns.queue_name_from_arn(policy.dead_letter_target_arn) if policy else None
+            ),
+            max_receive_count=policy.max_receive_count if policy else None,
+        )
+
+    async def add_permission(
+        self, name: str, label: str, account_ids: Sequence[str], actions: Sequence[str]
+    ) -> None:
+        queue = await self._directory.get(name)
+        policy = permissions.add_permission(
+            queue.attributes.get("Policy"), self._directory.arn(name), label, account_ids, actions
+        )
+        await self._directory.save(replace(
+            queue, attributes={**queue.attributes, "Policy": policy},
+            last_modified_timestamp=int(self._clock()),
+        ))
+
+    async def remove_permission(self, name: str, label: str) -> None:
+        queue = await self._directory.get(name)
+        policy = permissions.remove_permission(queue.attributes.get("Policy"), label)
+        attributes = {k: v for k, v in queue.attributes.items() if k != "Policy"}
+        if policy is not None:
+            attributes["Policy"] = policy
+        await self._directory.save(replace(
+            queue, attributes=attributes, last_modified_timestamp=int(self._clock())
+        ))

@@ -1,0 +1,82 @@
+"""Sender: SendMessage and SendMessageBatch, and delivering messages the service moves.
+
+Owns the acknowledgement order of a send: the durable store first (the acknowledgement
+point), then the cache if it can take the messages; FIFO queues go through `FifoSender`.
+Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cqs import validation
+from cqs.errors import CqsError
+from cqs.model import BatchFailure, BatchResult, Message, Queue, SendRequest, SendResult
+from cqs.ports import MessageStore, Telemetry
+from cqs.service.cache_fill import CacheFiller
+from cqs.service.fifo import FifoSender
+from cqs.service.messages import build_message, send_result
+
+MAX_BATCH_PAYLOAD_BYTES = 1_048_576
+
+
+class Sender:
+    def __init__(
+        self,
+        store: MessageStore,
+        cache_fill: CacheFiller,
+        fifo: FifoSender,
+        *,
+        sender_id: str,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._store = store
+        self._cache_fill = cache_fill
+        self._fifo = fifo
+        self._sender_id = sender_id
+        self._telemetry = telemetry
+        self._clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def send_message(self, queue: Queue, request: SendRequest) -> SendResult:
+        message = build_message(queue, request, self._now_ms(), self._sender_id)
+        if queue.fifo:
+            return (await self._fifo.send(queue, [message]))[0]
+        await self.deliver(queue, [message])
+        return send_result(message)
+
+    async def send_message_batch(
+        self, queue: Queue, entries: Sequence[tuple[str, SendRequest]]
+    ) -> BatchResult[SendResult]:
+        validation.validate_batch_entries([entry_id for entry_id, _ in entries])
+        total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
+        validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
+        now_ms = self._now_ms()
+        built: list[tuple[str, Message]] = []
+        failed: list[BatchFailure] = []
+        for entry_id, request in entries:
+            try:
+                built.append((entry_id, build_message(queue, request, now_ms, self._sender_id)))
+            except CqsError as error:
+                failed.append(BatchFailure(entry_id, error))
+        if built and queue.fifo:
+            results = await self._fifo.send(queue, [m for _, m in built])
+            return BatchResult([(i, r) for (i, _), r in zip(built, results, strict=True)], failed)
+        if built:
+            await self.deliver(queue, [m for _, m in built])
+        return BatchResult([(i, send_result(m)) for i, m in built], failed)
+
+    async def deliver(self, queue: Queue, messages: Sequence[Message]) -> None:
+        """Store durably (the acknowledgement point), then add to the cache if it is up.
+
+        FIFO queues number the messages first (no deduplication: messages moved by a
+        redrive or a move task)."""
+        if queue.fifo:
+            await self._fifo.send(queue, messages, deduplicate=False)
+            return
+        await self._store.put(queue, messages)
+        self._telemetry.messages_sent(queue.name, len(messages))
+        await self._cache_fill.add(queue, messages, self._now_ms())

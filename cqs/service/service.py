@@ -1,0 +1,240 @@
+"""QueueService: one async method per SQS action, each handed to the mechanism that owns it.
+
+Takes and returns queue names and model values, never URLs or wire formats. The constructor
+composes the mechanisms (one module each in this package); the methods only pick the one
+to call. Imports model, ports, receipts and this package; never an adapter, aiohttp, redis
+or cassandra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from cqs.model import (
+    BatchResult,
+    MessageMoveTask,
+    QueueDescription,
+    ReceivedMessage,
+    ReceiveRequest,
+    SendRequest,
+    SendResult,
+)
+from cqs.ports import MessageCache, MessageStore, NullTelemetry, QueueCatalog, Telemetry
+from cqs.receipts import ReceiptSigner
+from cqs.service.cache_fill import CacheFiller
+from cqs.service.chores import Chores
+from cqs.service.dead_letters import DeadLetters
+from cqs.service.fifo import FifoSender
+from cqs.service.in_flight import InFlightMessages
+from cqs.service.long_poll import LongPollWaiters
+from cqs.service.move_tasks import MoveTasks
+from cqs.service.queue_directory import QueueDirectory
+from cqs.service.queues import Queues
+from cqs.service.receiving import Receiver
+from cqs.service.sending import Sender
+
+
+@dataclass
+class ServiceTuning:
+    """Timing knobs of the service, taken from Settings by the composition root."""
+
+    long_poll_recheck_seconds: float = 1.0
+    cache_fill_lease_seconds: float = 30.0
+    cache_fill_page_size: int = 500
+    metadata_ttl_seconds: float = 1.0
+    # A deleted queue's name cannot be used again for this long (AWS: 60); 0 = at once.
+    queue_deleted_recently_seconds: float = 0.0
+    # A message move task whose process has not reported for this long is taken over.
+    move_task_lease_seconds: float = 6.0
+
+
+class QueueService:
+    def __init__(
+        self,
+        catalog: QueueCatalog,
+        store: MessageStore,
+        cache: MessageCache,
+        signer: ReceiptSigner,
+        *,
+        account_id: str,
+        region: str,
+        tuning: ServiceTuning | None = None,
+        clock: Callable[[], float] = time.time,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        tuning = tuning or ServiceTuning()
+        telemetry = telemetry or NullTelemetry()
+        owner = uuid.uuid4().hex  # this process, as a fill lease holder and move task runner
+        self._cache = cache
+        self._directory = QueueDirectory(
+            catalog, account_id=account_id, region=region,
+            ttl_seconds=tuning.metadata_ttl_seconds,
+            deleted_recently_seconds=tuning.queue_deleted_recently_seconds, clock=clock,
+        )
+        self._waiters = LongPollWaiters(tuning.long_poll_recheck_seconds)
+        self._cache_fill = CacheFiller(
+            cache, cache, store, owner=owner, lease_seconds=tuning.cache_fill_lease_seconds,
+            page_size=tuning.cache_fill_page_size, telemetry=telemetry, clock=clock,
+            wake=self._waiters.wake,
+        )
+        fifo = FifoSender(cache, store, self._cache_fill, telemetry=telemetry, clock=clock)
+        dead_letters = DeadLetters(
+            catalog, store, self._directory, self._cache_fill, fifo,
+            telemetry=telemetry, clock=clock,
+        )
+        self._dead_letters = dead_letters
+        self._queues = Queues(
+            catalog, store, self._directory, self._cache_fill, dead_letters, clock=clock
+        )
+        self._sender = Sender(
+            store, self._cache_fill, fifo, sender_id=account_id, telemetry=telemetry, clock=clock
+        )
+        self._receiver = Receiver(
+            cache, self._directory, self._cache_fill, dead_letters, self._waiters, signer,
+            telemetry=telemetry, clock=clock,
+        )
+        self._in_flight = InFlightMessages(
+            cache, store, self._cache_fill, signer, telemetry=telemetry, clock=clock
+        )
+        self._move_tasks = MoveTasks(
+            catalog, self._directory, self._cache_fill, self._receiver, self._sender,
+            self._in_flight, dead_letters, owner=owner,
+            lease_seconds=tuning.move_task_lease_seconds, clock=clock,
+        )
+        # The periodic upkeep of these mechanisms, run by `cqs.housekeeping`.
+        self.chores = Chores(
+            cache, catalog, store, self._directory, self._cache_fill, self._move_tasks,
+            telemetry=telemetry, clock=clock,
+        )
+
+    # --- hooks for the composition root, the worker and the admin console ------------------
+    def queue_arn(self, name: str) -> str:
+        return self._directory.arn(name)
+
+    def notify_messages_available(self, names: Sequence[str]) -> None:
+        """Wake this process's long polls on these queues (called on send and by the worker)."""
+        for name in names:
+            self._waiters.wake(name)
+
+    async def relay_arrivals(self) -> None:
+        """Wake local long polls for messages announced by any process; runs until cancelled."""
+        async for name in self._cache.arrivals():
+            self.notify_messages_available([name])
+
+    async def close(self) -> None:
+        await self._waiters.close()
+        tasks = self._cache_fill.running() + self._move_tasks.running()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    # --- queues ----------------------------------------------------------------------------
+    async def create_queue(
+        self, name: str, attributes: Mapping[str, str], tags: Mapping[str, str]
+    ) -> None:
+        await self._queues.create_queue(name, attributes, tags)
+
+    async def get_queue_url(self, name: str) -> None:
+        await self._directory.get(name)
+
+    async def list_queues(
+        self, prefix: str | None, max_results: int | None, next_token: str | None
+    ) -> tuple[list[str], str | None]:
+        return await self._queues.list_queues(prefix, max_results, next_token)
+
+    async def delete_queue(self, name: str) -> None:
+        await self._queues.delete_queue(name)
+
+    async def get_queue_attributes(self, name: str, names: Sequence[str]) -> dict[str, str]:
+        return await self._queues.get_queue_attributes(name, names)
+
+    async def set_queue_attributes(self, name: str, attributes: Mapping[str, str]) -> None:
+        await self._queues.set_queue_attributes(name, attributes)
+
+    async def purge_queue(self, name: str) -> None:
+        await self._queues.purge_queue(name)
+
+    async def tag_queue(self, name: str, tags: Mapping[str, str]) -> None:
+        await self._queues.tag_queue(name, tags)
+
+    async def untag_queue(self, name: str, tag_keys: Sequence[str]) -> None:
+        await self._queues.untag_queue(name, tag_keys)
+
+    async def list_queue_tags(self, name: str) -> dict[str, str]:
+        return await self._queues.list_queue_tags(name)
+
+    async def describe_queue(self, name: str) -> QueueDescription:
+        """The queue as an operator's view shows it (the admin console)."""
+        return await self._queues.describe_queue(name)
+
+    async def add_permission(
+        self, name: str, label: str, account_ids: Sequence[str], actions: Sequence[str]
+    ) -> None:
+        await self._queues.add_permission(name, label, account_ids, actions)
+
+    async def remove_permission(self, name: str, label: str) -> None:
+        await self._queues.remove_permission(name, label)
+
+    # --- messages --------------------------------------------------------------------------
+    async def send_message(self, name: str, request: SendRequest) -> SendResult:
+        return await self._sender.send_message(await self._directory.get(name), request)
+
+    async def send_message_batch(
+        self, name: str, entries: Sequence[tuple[str, SendRequest]]
+    ) -> BatchResult[SendResult]:
+        return await self._sender.send_message_batch(await self._directory.get(name), entries)
+
+    async def receive_message(self, name: str, request: ReceiveRequest) -> list[ReceivedMessage]:
+        return await self._receiver.receive_message(name, request)
+
+    async def delete_message(self, name: str, receipt_handle: str) -> None:
+        await self._in_flight.delete_message(await self._directory.get(name), receipt_handle)
+
+    async def delete_message_batch(
+        self, name: str, entries: Sequence[tuple[str, str]]
+    ) -> BatchResult[None]:
+        return await self._in_flight.delete_message_batch(await self._directory.get(name), entries)
+
+    async def change_message_visibility(
+        self, name: str, receipt_handle: str, visibility_timeout: int
+    ) -> None:
+        await self._in_flight.change_message_visibility(
+            await self._directory.get(name), receipt_handle, visibility_timeout
+        )
+
+    async def change_message_visibility_batch(
+        self, name: str, entries: Sequence[tuple[str, str, int]]
+    ) -> BatchResult[None]:
+        return await self._in_flight.change_message_visibility_batch(
+            await self._directory.get(name), entries
+        )
+
+    # --- dead-letter queues and message move tasks -----------------------------------------
+    async def list_dead_letter_source_queues(
+        self, name: str, max_results: int | None, next_token: str | None
+    ) -> tuple[list[str], str | None]:
+        return await self._dead_letters.list_source_queues(name, max_results, next_token)
+
+    async def start_message_move_task(
+        self, source_arn: str, destination_arn: str | None, max_per_second: int | None
+    ) -> str:
+        """Start moving the messages of a dead-letter queue; returns the task handle."""
+        return await self._move_tasks.start_message_move_task(
+            source_arn, destination_arn, max_per_second
+        )
+
+    async def list_message_move_tasks(
+        self, source_arn: str, max_results: int | None
+    ) -> list[MessageMoveTask]:
+        return await self._move_tasks.list_message_move_tasks(source_arn, max_results)
+
+    async def cancel_message_move_task(self, handle: str) -> int:
+        return await self._move_tasks.cancel_message_move_task(handle)

@@ -1,0 +1,50 @@
+"""Queue tags: key and value lengths, their characters, and how many a queue may hold.
+
+Owns the rules of CreateQueue's tags, TagQueue and UntagQueue, with AWS's error texts. Pure
+functions: imports `cqs.errors`, the other `cqs.validation` modules and the standard
+library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from cqs.errors import InvalidParameterValue, MissingParameter, TooManyTags
+from cqs.validation.limits import MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_LENGTH, MAX_TAGS_PER_QUEUE
+from cqs.validation.text import validate_text
+
+
+def validate_tags(
+    tags: Mapping[str, str], existing_keys: Iterable[str] = (), queue_name: str = ""
+) -> None:
+    """Keys of 1-128 characters, values of 0-256, and at most 50 tags on the queue afterwards.
+
+    Keys and values hold only the characters SQS allows in message bodies (anything else
+    would come back altered in XML). `existing_keys` are the queue's current tag keys;
+    re-tagging one of them replaces it.
+    """
+    for key, value in tags.items():
+        _validate_tag_key(key)
+        if len(value) > MAX_TAG_VALUE_LENGTH:
+            raise InvalidParameterValue(
+                f"Tag values must be between 0 and {MAX_TAG_VALUE_LENGTH} characters in length."
+            )
+        validate_text(value, "Tags")
+    if len(set(existing_keys) | set(tags)) > MAX_TAGS_PER_QUEUE:
+        raise TooManyTags(f"Too many tags added for queue {queue_name}.")
+
+
+def validate_tag_keys(keys: Sequence[str]) -> None:
+    """UntagQueue's keys: at least one, each 1-128 characters."""
+    if not keys:
+        raise MissingParameter("The request must contain the parameter TagKeys.")
+    for key in keys:
+        _validate_tag_key(key)
+
+
+def _validate_tag_key(key: str) -> None:
+    if not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
+        raise InvalidParameterValue(
+            f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters in length."
+        )
+    validate_text(key, "TagKey")
