@@ -1,9 +1,16 @@
 """Client-side fixtures of the wire suite: how a user talks to a running cqs server.
 
-Owns the boto3 client (AWS JSON 1.0), raw query-protocol and raw JSON requests, unique queue
-names, and one small adapter per protocol (`speaker`) so that key scenarios run over both
-protocols (the ElasticMQ MultiSdkTestSuite idea). The server itself comes from the
-session fixture `cqs_endpoint` (tests/fixtures/cqs_server.py).
+Owns the boto3 clients, raw query-protocol and raw JSON requests, unique queue names, the
+server's test clock (`advance`), and one small adapter per protocol (`speaker`).
+
+Every test that uses `sqs` (or `speaker`, `queue_url`, `make_queue`) runs twice, once per
+protocol (the ElasticMQ MultiSdkTestSuite idea): `[json]` through boto3 as shipped (AWS JSON
+1.0) and `[query]` through boto3 over botocore's query-protocol model of SQS (vendored in
+`botocore_query/`, see its README), so the same calls and the same assertions cover both.
+A test marked `@pytest.mark.json_only` runs over JSON only and must say why in its
+docstring; a test using a raw client (`query`, `json_request`) checks that protocol's own
+bytes and runs once. The server is the shared `cqs_server`, or, for a test that moves time
+with `advance`, `clock_server` (both in tests/fixtures/cqs_server.py).
 
 Must not import cqs: these tests see the server only through HTTP, as a user would.
 """
@@ -19,14 +26,18 @@ import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
 
 import boto3
+import botocore.session
 import pytest
 import urllib3
 from botocore.config import Config
 from botocore.exceptions import ClientError
+
+from tests.fixtures.cqs_server import CqsProcess, advance_clock
 
 API_VERSION = "2012-11-05"
 SQS_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
@@ -690,18 +701,95 @@ def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
 
 # --- fixtures -----------------------------------------------------------------------------
 
+PROTOCOLS = ("json", "query")
+# Fixtures that send hand-made requests of one protocol (`query`: form + XML; `json_request`).
+RAW_CLIENTS = {"query", "json_request"}
+# botocore's SQS model from before SQS moved to JSON 1.0 (protocol "query"); see its README.
+QUERY_MODEL_PATH = Path(__file__).parent / "botocore_query"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "json_only: run over the JSON protocol only (the docstring says why)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every test that talks through `protocol` once per protocol, unless json_only."""
+    if "protocol" not in metafunc.fixturenames:
+        return
+    if metafunc.definition.get_closest_marker("json_only") is not None:
+        marked_alone = metafunc.definition.get_closest_marker("json_only") in getattr(
+            metafunc.function, "pytestmark", []
+        )
+        why = metafunc.function.__doc__ if marked_alone else metafunc.module.__doc__
+        assert why and "JSON only" in why, f"{metafunc.function.__name__}: say why JSON only"
+        metafunc.parametrize("protocol", ["json"], indirect=True)
+    elif RAW_CLIENTS & set(metafunc.fixturenames):
+        # The test checks one protocol's own bytes through a raw client; its boto3 calls
+        # only set the scene (over JSON, the `protocol` fixture's default), so once is enough.
+        return
+    else:
+        metafunc.parametrize("protocol", PROTOCOLS, indirect=True)
+
 
 @pytest.fixture
-def sqs(cqs_endpoint: str) -> Any:
-    return boto3.client(
+def protocol(request: pytest.FixtureRequest) -> str:
+    """The protocol this run of the test speaks: 'json' or 'query' (unparametrized: 'json')."""
+    return str(getattr(request, "param", "json"))
+
+
+@pytest.fixture(scope="session")
+def boto3_sessions() -> dict[str, boto3.session.Session]:
+    """One boto3 session per protocol; the query one loads the vendored query model first."""
+    query_core = botocore.session.get_session()
+    query_core.set_config_variable("data_path", str(QUERY_MODEL_PATH))
+    return {
+        "json": boto3.session.Session(),
+        "query": boto3.session.Session(botocore_session=query_core),
+    }
+
+
+def sqs_client(session: boto3.session.Session, endpoint: str) -> Any:
+    return session.client(
         "sqs",
-        endpoint_url=cqs_endpoint,
+        endpoint_url=endpoint,
         region_name=REGION,
         aws_access_key_id="x",
         aws_secret_access_key="x",
         # One attempt: a retried request would hide what the server answered first.
         config=Config(retries={"total_max_attempts": 1}, read_timeout=40),
     )
+
+
+@pytest.fixture
+def sqs(
+    cqs_endpoint: str, protocol: str, boto3_sessions: dict[str, boto3.session.Session]
+) -> Any:
+    """A boto3 SQS client speaking this run's protocol (see the module docstring)."""
+    client = sqs_client(boto3_sessions[protocol], cqs_endpoint)
+    assert client.meta.service_model.protocol == protocol
+    return client
+
+
+@pytest.fixture
+def cqs_endpoint(request: pytest.FixtureRequest, cqs_server: CqsProcess) -> str:
+    """The server this test talks to: the shared one, or `clock_server` for a test that
+    moves time (asks for `advance`)."""
+    if "advance" in request.fixturenames:
+        return str(request.getfixturevalue("clock_server").url)
+    return cqs_server.url
+
+
+@pytest.fixture
+def advance(cqs_endpoint: str) -> Callable[[float], None]:
+    """Move the test's server's clock forward by some seconds (retention, delays and timeouts
+    pass at once). Tests use their own queues, so no other test sees a difference."""
+
+    def move(seconds: float) -> None:
+        advance_clock(cqs_endpoint, seconds)
+
+    return move
 
 
 @pytest.fixture
@@ -741,10 +829,10 @@ def queue_url(sqs: Any, queue_name: str) -> Iterator[str]:
         pass  # the test may have deleted it itself
 
 
-@pytest.fixture(params=["json", "query"])
-def speaker(request: pytest.FixtureRequest, sqs: Any, cqs_endpoint: str) -> Speaker:
-    """The same scenario once through boto3 (JSON 1.0) and once through the query protocol."""
-    if request.param == "json":
+@pytest.fixture
+def speaker(protocol: str, sqs: Any, cqs_endpoint: str) -> Speaker:
+    """The same scenario once through boto3 (JSON 1.0) and once through raw query requests."""
+    if protocol == "json":
         return Boto3Speaker(sqs)
     return QuerySpeaker(cqs_endpoint)
 

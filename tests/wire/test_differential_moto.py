@@ -4,6 +4,10 @@ and against cqs, through unmodified boto3, comparing normalized answers and erro
 Every step whose answers differ on purpose is listed in `INTENTIONAL_DIFFERENCES`, with
 what each side answers; docs/compatibility.md explains them. A difference not listed fails
 the test, and so does a listed one that disappeared (the list must stay true).
+
+JSON only: the comparison is between two servers, not two protocols, so both sides are
+driven by the same boto3 JSON 1.0 client (`cqs_sqs`, `moto_sqs`) and run once; the other
+wire tests cover the query protocol.
 """
 
 from __future__ import annotations

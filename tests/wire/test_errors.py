@@ -3,6 +3,12 @@
 Owns the error-shape scenarios of the wire suite: status codes, JSON `__type` with the
 `x-amzn-query-error` header, and the query protocol's ErrorResponse XML. No request here may
 ever be answered with a 5xx. Must not import cqs.
+
+The boto3 tests run over both protocols (see conftest). The `test_json_*` and `test_query_*`
+tests send one protocol's hand-made requests (a raw client) and check that protocol's own
+error shape, so each runs once; most have a counterpart of the same name in the other
+protocol, the rest (a JSON body that is not an object, a query request without Action)
+have no equivalent there.
 """
 
 from __future__ import annotations
@@ -49,9 +55,19 @@ def test_boto3_reports_the_query_error_code_and_status(sqs: Any) -> None:
     with pytest.raises(ClientError) as caught:
         sqs.get_queue_url(QueueName=unique_name("never-"))
     assert error_code(caught.value) == "AWS.SimpleQueueService.NonExistentQueue"
-    assert caught.value.response["Error"].get("QueryErrorCode") == "QueueDoesNotExist"
     assert caught.value.response["Error"].get("Type") == "Sender"
     assert http_status(caught.value) == 400
+
+
+@pytest.mark.json_only
+def test_boto3_json_client_also_reports_the_json_error_type(sqs: Any) -> None:
+    """JSON only: `QueryErrorCode` is what boto3's JSON client adds beside the query code it
+    takes from the x-amzn-query-error header (the `__type`); the query protocol has no such
+    second code."""
+    with pytest.raises(ClientError) as caught:
+        sqs.get_queue_url(QueueName=unique_name("never-"))
+    assert error_code(caught.value) == "AWS.SimpleQueueService.NonExistentQueue"
+    assert caught.value.response["Error"].get("QueryErrorCode") == "QueueDoesNotExist"
 
 
 def test_boto3_sees_a_request_id_on_success(sqs: Any, queue_url: str) -> None:

@@ -13,7 +13,16 @@ from typing import Any
 
 import pytest
 
-from tests.wire.conftest import ACCOUNT_ID, REGION, Speaker, SqsError, unique_name
+from tests.wire.conftest import (
+    ACCOUNT_ID,
+    REGION,
+    Speaker,
+    SqsError,
+    receive_within,
+    unique_name,
+)
+
+Advance = Callable[[float], None]
 
 FIFO_VALUES = {"FifoQueue": "true"}
 
@@ -171,16 +180,16 @@ def test_no_message_of_a_group_is_delivered_while_another_of_it_is_in_flight(
 
 
 def test_a_message_back_from_flight_comes_before_the_rest_of_its_group(
-    speaker: Speaker, fifo_queue: Callable[..., str]
+    speaker: Speaker, fifo_queue: Callable[..., str], advance: Advance
 ) -> None:
     url = fifo_queue(ContentBasedDeduplication="true")
     for body in ("first", "second", "third"):
         speaker.send(url, body, group_id="g")
-    held = speaker.receive(url, max_messages=2, visibility_timeout=1)
+    held = speaker.receive(url, max_messages=2, visibility_timeout=20)
     assert bodies(held) == ["first", "second"]
     assert speaker.receive(url, max_messages=10) == []
-    time.sleep(1.5)
-    again = receive_all(speaker, url)
+    advance(21)
+    again = receive_within(speaker, url, 5.0, max_messages=10, system_attribute_names=["All"])
     assert bodies(again) == ["first", "second", "third"]
     assert again[0].attributes["ApproximateReceiveCount"] == "2"
 
@@ -215,13 +224,15 @@ def test_groups_interleave_and_each_keeps_its_order(
 
 
 def test_queue_level_delay_holds_fifo_messages_back(
-    speaker: Speaker, fifo_queue: Callable[..., str]
+    speaker: Speaker, fifo_queue: Callable[..., str], advance: Advance
 ) -> None:
-    url = fifo_queue(DelaySeconds="1", ContentBasedDeduplication="true")
+    url = fifo_queue(DelaySeconds="30", ContentBasedDeduplication="true")
     speaker.send(url, "later", group_id="g")
     assert speaker.receive(url) == []
-    time.sleep(1.3)
-    assert bodies(speaker.receive(url)) == ["later"]
+    advance(28)
+    assert receive_within(speaker, url, 0.5) == []
+    advance(3)
+    assert bodies(receive_within(speaker, url, 5.0)) == ["later"]
 
 
 # --- deduplication -----------------------------------------------------------------------------
@@ -352,7 +363,7 @@ def test_a_fifo_queue_needs_a_fifo_dead_letter_queue(
 
 
 def test_a_fifo_message_received_too_often_moves_to_the_fifo_dead_letter_queue(
-    speaker: Speaker, fifo_queue: Callable[..., str]
+    speaker: Speaker, fifo_queue: Callable[..., str], advance: Advance
 ) -> None:
     dead_letters = fifo_queue()
     source = fifo_queue(
@@ -362,18 +373,18 @@ def test_a_fifo_message_received_too_often_moves_to_the_fifo_dead_letter_queue(
     )
     speaker.send(source, "poison", group_id="g")
     speaker.send(source, "next", group_id="g")
-    first = speaker.receive(source, visibility_timeout=1, system_attribute_names=["All"])
+    first = speaker.receive(source, visibility_timeout=20, system_attribute_names=["All"])
     assert bodies(first) == ["poison"]
-    time.sleep(1.3)
-    moved_after_ms = int(time.time() * 1000) - 50
+    advance(21)
     # the poison message is moved out instead of delivered; its group goes on with "next"
-    assert bodies(speaker.receive(source)) == ["next"]
+    assert bodies(receive_within(speaker, source, 5.0)) == ["next"]
     moved = receive_all(speaker, dead_letters)
     assert bodies(moved) == ["poison"]
     assert moved[0].attributes["MessageGroupId"] == "g"
     # AWS resets the enqueue time of a message moved to a FIFO dead-letter queue
+    # (the move happened at least 21 s, by the server's clock, after the send)
     sent_before = int(first[0].attributes["SentTimestamp"])
-    assert int(moved[0].attributes["SentTimestamp"]) >= moved_after_ms > sent_before
+    assert int(moved[0].attributes["SentTimestamp"]) >= sent_before + 20_000
 
 
 def test_a_move_task_returns_fifo_dead_letters_to_their_source_in_order(

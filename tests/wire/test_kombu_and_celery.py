@@ -3,6 +3,9 @@
 kombu publishes with boto3 (AWS JSON 1.0) and, inside a Celery worker, receives with its
 own pycurl connection; both must see cqs as SQS: queues created on demand, messages
 delivered once, acknowledged messages deleted.
+
+JSON only (`json_only`): kombu and Celery bring their own SQS clients, which speak AWS JSON
+1.0 whatever this suite's `sqs` fixture speaks; a [query] run would repeat the same traffic.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
 from kombu import Connection
 
 from tests.wire import celery_probe
 from tests.wire.conftest import wait_for
+
+pytestmark = pytest.mark.json_only
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSPORT_OPTIONS = {"region": "us-east-1", "is_secure": False, "wait_time_seconds": 1}

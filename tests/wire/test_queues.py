@@ -6,6 +6,7 @@ Owns the queue-level scenarios of the wire suite. Must not import cqs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -307,13 +308,15 @@ def test_retention_period_accepts_its_bounds(sqs: Any, queue_url: str, seconds: 
 # --- PurgeQueue ---------------------------------------------------------------------------
 
 
-def test_purge_removes_visible_and_in_flight_messages(sqs: Any, queue_url: str) -> None:
+def test_purge_removes_visible_and_in_flight_messages(
+    sqs: Any, queue_url: str, advance: Callable[[float], None]
+) -> None:
     for n in range(4):
         sqs.send_message(QueueUrl=queue_url, MessageBody=f"m{n}")
-    sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1, VisibilityTimeout=1)
+    sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1, VisibilityTimeout=30)
     sqs.purge_queue(QueueUrl=queue_url)
     assert counts(sqs, queue_url)[:2] == (0, 0)
-    time.sleep(1.5)  # past the in-flight message's visibility timeout
+    advance(31)  # past the in-flight message's visibility timeout
     assert sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=1).get("Messages", []) == []
 
 

@@ -1,37 +1,42 @@
 """When a message can be seen: visibility timeouts, ChangeMessageVisibility and delays.
 
-Owns the timing scenarios of the wire suite (1-2 s timeouts; a message due back is polled
-for a few seconds, since a background worker puts it back). Must not import cqs.
+Owns the timing scenarios of the wire suite. Time passes by advancing the server's clock
+(`advance`): a message is checked to stay hidden until just before its due moment and to
+come back just after it (polled for a few seconds, since a background worker puts it back).
+Must not import cqs.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from .conftest import Speaker, SqsError, receive_within
 
-# A message due back is given this long past its due moment to reappear.
+# A message due back is given this long (real time) past its due moment to reappear.
 REAPPEAR_SLACK = 5.0
-# Clocks and rounding: how much earlier than due a message may reappear.
-EARLY_SLACK = 0.3
+# A message not yet due is watched this long (real time; several sweeps) to stay hidden.
+HIDDEN_WATCH = 0.5
+
+Advance = Callable[[float], None]
 
 
 def test_received_message_is_hidden_until_queue_visibility_timeout(
-    speaker: Speaker, make_queue: Any
+    speaker: Speaker, make_queue: Any, advance: Advance
 ) -> None:
-    url = make_queue(VisibilityTimeout=2)
+    url = make_queue(VisibilityTimeout=30)
     speaker.send(url, "hide me")
     [first] = speaker.receive(url, wait_seconds=2, attribute_names=["ApproximateReceiveCount"])
-    received_at = time.monotonic()
     assert speaker.receive(url) == []
 
+    advance(28)
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
+    advance(3)
     [again] = receive_within(
-        speaker, url, 2 + REAPPEAR_SLACK, attribute_names=["ApproximateReceiveCount"]
+        speaker, url, REAPPEAR_SLACK, attribute_names=["ApproximateReceiveCount"]
     )
-    assert time.monotonic() - received_at >= 2 - EARLY_SLACK
     assert again.message_id == first.message_id
     assert again.attributes["ApproximateReceiveCount"] == "2"
 
@@ -50,24 +55,26 @@ def test_hidden_message_counts_as_not_visible(speaker: Speaker, make_queue: Any)
 
 
 def test_receive_visibility_timeout_overrides_the_queue_one(
-    speaker: Speaker, make_queue: Any
+    speaker: Speaker, make_queue: Any, advance: Advance
 ) -> None:
     url = make_queue(VisibilityTimeout=600)
     speaker.send(url, "short lease")
-    [first] = speaker.receive(url, wait_seconds=2, visibility_timeout=1)
-    received_at = time.monotonic()
-    [again] = receive_within(speaker, url, 1 + REAPPEAR_SLACK)
-    assert time.monotonic() - received_at >= 1 - EARLY_SLACK
+    [first] = speaker.receive(url, wait_seconds=2, visibility_timeout=20)
+    advance(18)
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
+    advance(3)
+    [again] = receive_within(speaker, url, REAPPEAR_SLACK)
     assert again.message_id == first.message_id
 
 
 def test_long_receive_visibility_timeout_keeps_message_hidden(
-    speaker: Speaker, make_queue: Any
+    speaker: Speaker, make_queue: Any, advance: Advance
 ) -> None:
-    url = make_queue(VisibilityTimeout=1)
+    url = make_queue(VisibilityTimeout=10)
     speaker.send(url, "long lease")
     speaker.receive(url, wait_seconds=2, visibility_timeout=60)
-    assert receive_within(speaker, url, 2.0) == []
+    advance(30)  # past the queue's timeout, not the receive's
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
 
 
 def test_change_visibility_to_zero_makes_message_visible_now(
@@ -81,23 +88,29 @@ def test_change_visibility_to_zero_makes_message_visible_now(
     assert again.message_id == first.message_id
 
 
-def test_change_visibility_extends_the_hidden_time(speaker: Speaker, make_queue: Any) -> None:
-    url = make_queue(VisibilityTimeout=1)
+def test_change_visibility_extends_the_hidden_time(
+    speaker: Speaker, make_queue: Any, advance: Advance
+) -> None:
+    url = make_queue(VisibilityTimeout=10)
     speaker.send(url, "extend me")
     [first] = speaker.receive(url, wait_seconds=2)
     speaker.change_visibility(url, first.receipt_handle, 60)
-    assert receive_within(speaker, url, 2.0) == []
+    advance(30)  # past the queue's timeout, not the new one
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
     assert speaker.queue_attributes(url, ["ApproximateNumberOfMessagesNotVisible"]) == {
         "ApproximateNumberOfMessagesNotVisible": "1"
     }
 
 
-def test_change_visibility_shortens_the_hidden_time(speaker: Speaker, make_queue: Any) -> None:
+def test_change_visibility_shortens_the_hidden_time(
+    speaker: Speaker, make_queue: Any, advance: Advance
+) -> None:
     url = make_queue(VisibilityTimeout=600)
     speaker.send(url, "shorten me")
     [first] = speaker.receive(url, wait_seconds=2)
-    speaker.change_visibility(url, first.receipt_handle, 1)
-    [again] = receive_within(speaker, url, 1 + REAPPEAR_SLACK)
+    speaker.change_visibility(url, first.receipt_handle, 20)
+    advance(21)
+    [again] = receive_within(speaker, url, REAPPEAR_SLACK)
     assert again.message_id == first.message_id
 
 
@@ -147,34 +160,40 @@ def test_change_visibility_over_12_hours_is_refused(speaker: Speaker, make_queue
 # --- delays -------------------------------------------------------------------------------
 
 
-def test_queue_delay_holds_new_messages_back(speaker: Speaker, make_queue: Any) -> None:
-    url = make_queue(DelaySeconds=2)
+def test_queue_delay_holds_new_messages_back(
+    speaker: Speaker, make_queue: Any, advance: Advance
+) -> None:
+    url = make_queue(DelaySeconds=30)
     speaker.send(url, "delayed by the queue")
-    sent_at = time.monotonic()
     assert speaker.receive(url) == []
     assert speaker.queue_attributes(
         url, ["ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessages"]
     ) == {"ApproximateNumberOfMessagesDelayed": "1", "ApproximateNumberOfMessages": "0"}
 
-    [message] = receive_within(speaker, url, 2 + REAPPEAR_SLACK)
-    assert time.monotonic() - sent_at >= 2 - EARLY_SLACK
+    advance(28)
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
+    advance(3)
+    [message] = receive_within(speaker, url, REAPPEAR_SLACK)
     assert message.body == "delayed by the queue"
     assert speaker.queue_attributes(url, ["ApproximateNumberOfMessagesDelayed"]) == {
         "ApproximateNumberOfMessagesDelayed": "0"
     }
 
 
-def test_message_delay_holds_that_message_back(speaker: Speaker, make_queue: Any) -> None:
+def test_message_delay_holds_that_message_back(
+    speaker: Speaker, make_queue: Any, advance: Advance
+) -> None:
     url = make_queue()
-    speaker.send(url, "late", delay_seconds=2)
-    sent_at = time.monotonic()
+    speaker.send(url, "late", delay_seconds=30)
     speaker.send(url, "on time")
-    [first] = speaker.receive(url, wait_seconds=1)
+    [first] = speaker.receive(url, wait_seconds=1, visibility_timeout=600)
     assert first.body == "on time"
     assert speaker.receive(url) == []
 
-    [late] = receive_within(speaker, url, 2 + REAPPEAR_SLACK)
-    assert time.monotonic() - sent_at >= 2 - EARLY_SLACK
+    advance(28)
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
+    advance(3)
+    [late] = receive_within(speaker, url, REAPPEAR_SLACK)
     assert late.body == "late"
 
 

@@ -1,0 +1,71 @@
+"""The server's test clock: OffsetClock, the setting that enables it (refused outside tests)
+and its route, POST /_cqs/test/clock."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from cqs.clock import OffsetClock
+from cqs.clock_route import TEST_CLOCK_PATH, add_test_clock_route
+from cqs.settings import load_settings
+
+
+def test_a_clock_not_advanced_reads_its_source() -> None:
+    assert OffsetClock(lambda: 1000.0).time() == 1000.0
+
+
+def test_advancing_moves_the_clock_forward_by_that_much_and_it_adds_up() -> None:
+    clock = OffsetClock(lambda: 1000.0)
+    clock.advance(61)
+    clock.advance(0.5)
+    assert clock.time() == 1061.5
+    assert clock.offset_seconds == 61.5
+
+
+@pytest.mark.parametrize("seconds", [-1.0, math.nan])
+def test_a_clock_never_moves_backwards(seconds: float) -> None:
+    clock = OffsetClock(lambda: 1000.0)
+    with pytest.raises(ValueError):
+        clock.advance(seconds)
+    assert clock.time() == 1000.0
+
+
+def test_the_test_clock_setting_is_refused_without_the_explicit_permission() -> None:
+    with pytest.raises(ValueError, match="CQS_ALLOW_TEST_CLOCK"):
+        load_settings(environ={"CQS_TEST_CLOCK": "true"})
+
+
+def test_the_test_clock_setting_is_accepted_with_the_permission() -> None:
+    settings = load_settings(environ={"CQS_TEST_CLOCK": "true", "CQS_ALLOW_TEST_CLOCK": "1"})
+    assert settings.test_clock is True
+
+
+def test_the_test_clock_setting_is_refused_with_several_workers() -> None:
+    with pytest.raises(ValueError, match="workers"):
+        load_settings(
+            environ={"CQS_TEST_CLOCK": "true", "CQS_ALLOW_TEST_CLOCK": "1", "CQS_WORKERS": "2"}
+        )
+
+
+def test_the_test_clock_is_off_by_default() -> None:
+    assert load_settings(environ={}).test_clock is False
+
+
+async def test_the_route_advances_the_clock_and_refuses_what_is_not_a_forward_move() -> None:
+    clock = OffsetClock(lambda: 1000.0)
+    app = web.Application()
+    add_test_clock_route(app, clock)
+    async with TestClient(TestServer(app)) as client:
+        moved = await client.post(TEST_CLOCK_PATH, json={"advance_seconds": 61})
+        backwards = await client.post(TEST_CLOCK_PATH, json={"advance_seconds": -5})
+        garbled = await client.post(TEST_CLOCK_PATH, data=b"61")
+
+        assert moved.status == 200
+        assert await moved.json() == {"offset_seconds": 61.0, "now": 1061.0}
+        assert backwards.status == 400
+        assert garbled.status == 400
+        assert clock.time() == 1061.0
