@@ -61,8 +61,9 @@ SERVICE_KEY = web.AppKey("cqs_service", QueueService)
 CACHE_KEY = web.AppKey("cqs_cache", RedisMessageCache)
 
 
-def build_app(settings: Settings) -> web.Application:
-    """The whole server as an aiohttp app; storage connects on startup, closes on cleanup."""
+def build_app(settings: Settings, console_hint: str | None = None) -> web.Application:
+    """The whole server as an aiohttp app; storage connects on startup, closes on cleanup.
+    `console_hint` is printed under the ready line (where the console is, its password)."""
     holder: dict[str, QueueService] = {}
     clock = OffsetClock()  # advanced only through the test-only route below
     hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
@@ -138,7 +139,9 @@ def build_app(settings: Settings) -> web.Application:
         sweeping = asyncio.create_task(worker.run(), name="revisibility-worker")
         housekeeper = Housekeeper(service, trim_seconds=settings.expiry_trim_seconds)
         chores = asyncio.create_task(housekeeper.run(), name="housekeeping")
-        log.info("cqs %s ready on %s:%d", __version__, settings.host, settings.port)
+        log.info("cqs %s ready on http://%s:%d", __version__, settings.host, settings.port)
+        if console_hint is not None:
+            print(console_hint, flush=True)
         try:
             yield
         finally:
@@ -168,25 +171,21 @@ def admin_console(settings: Settings, hub: ObservabilityHub) -> AdminConsole | N
     return AdminConsole(hub, AdminCredentials(settings.admin_user, password))
 
 
-def announce_admin_console(settings: Settings) -> None:
-    """Print the console's URL; at the start that generates its password, the password."""
+def admin_console_hint(settings: Settings) -> str | None:
+    """The console's URL; at the start that generates its password, the password."""
     if not settings.admin_enabled:
-        return
+        return None
     url = f"http://{settings.host}:{settings.port}{ADMIN_PREFIX}/"
     if settings.admin_password:
-        print(f"cqs admin console: {url} (user {settings.admin_user})", flush=True)
-        return
+        return f"cqs admin console: {url} (user {settings.admin_user})"
     password, created = stored_password(Path(settings.data_dir))
     kept = Path(settings.data_dir) / PASSWORD_FILE_NAME
     if created:
-        print(
+        return (
             f"cqs admin console: {url} user {settings.admin_user} password {password}"
-            f" (generated now; kept in {kept})",
-            flush=True,
+            f" (generated now; kept in {kept})"
         )
-    else:
-        print(f"cqs admin console: {url} (user {settings.admin_user}; password in {kept})",
-              flush=True)
+    return f"cqs admin console: {url} (user {settings.admin_user}; password in {kept})"
 
 
 def api_process_ids() -> list[int]:
@@ -207,14 +206,17 @@ def install_event_loop(settings: Settings) -> None:
 
 def serve(settings: Settings) -> None:
     with embedded_backends(settings) as running:
-        if multiprocess_directory() is None:  # not a worker: its supervisor announced it
-            announce_admin_console(running)
+        # Read (at the first start: generated) before the console is built; a worker's
+        # supervisor has already printed it.
+        hint = admin_console_hint(running) if multiprocess_directory() is None else None
         if running.workers > 1:
+            if hint is not None:
+                print(hint, flush=True)
             supervise(running)
             return
         install_event_loop(running)
         run_app(  # aiohttp's run_app, with header and body read timeouts
-            build_app(running),
+            build_app(running, console_hint=hint),
             host=running.host,
             port=running.port,
             reuse_port=running.reuse_port,
@@ -296,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # Cassandra 1.2's system tables have no column metadata; the driver warns on each.
     logging.getLogger("cassandra.metadata").setLevel(logging.ERROR)
+    if settings.embedded_cassandra:  # one local node: the driver's choice of datacenter is noise
+        logging.getLogger("cassandra.policies").setLevel(logging.WARNING)
     if args.command == "rebalance":
         if settings.embedded_redis or settings.embedded_cassandra:
             parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")
