@@ -44,7 +44,7 @@ from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.routes import add_observability_routes
 from cqs.observability.stats import QueueStatistics
-from cqs.operations.embedded import embedded_backends
+from cqs.operations.embedded import EmbeddedStartError, embedded_backends
 from cqs.operations.rebalance import rebalance
 from cqs.operations.supervisor import supervise
 from cqs.receipts import ReceiptSigner
@@ -311,6 +311,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         serve(settings)
+    except EmbeddedStartError as error:  # what is missing and how to get it: no traceback
+        print(f"cqs serve: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     return 0

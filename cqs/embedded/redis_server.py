@@ -19,8 +19,8 @@ from typing import Self
 from cqs.embedded.ports import free_port
 
 _MISSING_BINARY = (
-    "redis-server was not found on PATH; install Debian's redis-server package "
-    "(apt-get install redis-server) or pass the binary's path"
+    "redis-server was not found on PATH; install it (Debian: apt-get install redis-server) "
+    "or pass the path of a redis-server binary"
 )
 _PORT_ATTEMPTS = 3  # a free port may be taken between lookup and bind: try a new one
 
@@ -84,8 +84,8 @@ class EmbeddedRedis:
         if self._binary is not None:
             if not Path(self._binary).is_file():
                 raise EmbeddedRedisError(
-                    f"{self._binary} does not exist; install Debian's redis-server package "
-                    "or pass the path of a redis-server binary"
+                    f"{self._binary} does not exist; install redis-server (Debian: apt-get "
+                    "install redis-server) or pass the path of a redis-server binary"
                 )
             return self._binary
         found = shutil.which("redis-server")

