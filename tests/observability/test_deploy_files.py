@@ -4,6 +4,7 @@ query names exists in the metric catalogue."""
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
 from pathlib import Path
@@ -112,3 +113,20 @@ def test_every_metric_is_named_by_convention_and_documented() -> None:
         assert re.fullmatch(r"cqs_[a-z_]+", metric.name), metric.name
         assert metric.name.endswith("_total") == (metric.kind == "counter"), metric.name
         assert f"`{metric.name}`" in documentation, metric.name
+
+
+def test_the_image_copies_every_package_and_module_setup_cfg_installs() -> None:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    packages = {
+        name for name in config["options.packages.find"]["include"].split()
+        if "." not in name
+    }
+    modules = {f"{name}.py" for name in config["options"]["py_modules"].split()}
+    copied = {
+        source.rstrip("/")
+        for line in (ROOT / "Dockerfile").read_text().splitlines()
+        if line.startswith("COPY ")
+        for source in line.split()[1:-1]
+    }
+    assert packages | modules <= copied
