@@ -116,7 +116,9 @@ class StorageQueueInspector:
             if known is None:  # a delete or an expiry the store has not seen yet
                 peeked.append(PeekedMessage(message, NOT_CACHED))
             else:
-                peeked.append(PeekedMessage(message, known[0], known[1], known[2]))
+                peeked.append(PeekedMessage(
+                    message, known.place.value, known.receive_count, known.first_receive_ms
+                ))
         return peeked
 
     # --- dead-letter links -------------------------------------------------------------------

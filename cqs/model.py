@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from cqs.errors import CqsError
 
@@ -120,13 +120,44 @@ class Deduplication:
     expires_ms: int
 
 
+class AdmissionOutcome(enum.StrEnum):
+    NEW = "new"
+    DUPLICATE = "duplicate"
+    PENDING = "pending"
+
+
+class DeduplicationClaim(NamedTuple):
+    """A FIFO send's claim on a deduplication key for the message it would store ("" as
+    the key: number the message without deduplicating it)."""
+
+    key: str
+    message_id: str
+
+
+class MessagePlace(enum.StrEnum):
+    """Where a cached message is now."""
+
+    VISIBLE = "visible"
+    IN_FLIGHT = "in flight"
+    DELAYED = "delayed"
+
+
+@dataclass(frozen=True, slots=True)
+class CachedMessageState:
+    """What the cache knows of one message, read without changing it (for operators)."""
+
+    place: MessagePlace
+    receive_count: int
+    first_receive_ms: int  # 0: never received
+
+
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """The cache's answer for one FIFO send: "new" (the deduplication key is now held for
-    this message, numbered `sequence_number`), "duplicate" (an earlier send owns the key:
-    its id and number) or "pending" (an earlier send owns it and is still being stored)."""
+    """The cache's answer for one FIFO send: NEW (the deduplication key is now held for
+    this message, numbered `sequence_number`), DUPLICATE (an earlier send owns the key:
+    its id and number) or PENDING (an earlier send owns it and is still being stored)."""
 
-    outcome: str
+    outcome: AdmissionOutcome
     message_id: str
     sequence_number: int
 

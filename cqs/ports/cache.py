@@ -21,8 +21,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Protocol
 
 from cqs.model import (
+    CachedMessageState,
     CacheState,
     Deduplication,
+    DeduplicationClaim,
     DeleteOutcome,
     FifoAdmission,
     Message,
@@ -56,15 +58,15 @@ class CachedMessages(Protocol):
         """
 
     async def admit(
-        self, queue_name: str, queue_id: str, candidates: Sequence[tuple[str, str]], now_ms: int
+        self, queue_name: str, queue_id: str, claims: Sequence[DeduplicationClaim], now_ms: int
     ) -> FifoAdmission:
-        """FIFO, before storing a send: for each (deduplication key, would-be message id),
-        hold the key and number the message, or name the earlier send owning the key."""
+        """FIFO, before storing a send: for each claim (deduplication key, would-be message
+        id), hold the key and number the message, or name the earlier send owning the key."""
 
     async def abandon(
-        self, queue_name: str, queue_id: str, admitted: Sequence[tuple[str, str]]
+        self, queue_name: str, queue_id: str, admitted: Sequence[DeduplicationClaim]
     ) -> None:
-        """Release the admissions (deduplication key, message id) of a send not stored."""
+        """Release the admitted claims of a send not stored."""
 
     async def receive(
         self,
@@ -215,10 +217,10 @@ class CacheInspection(Protocol):
 
     async def message_states(
         self, queue_name: str, message_ids: Sequence[str], now_ms: int
-    ) -> dict[str, tuple[str, int, int]]:
-        """Where each cached message is ("visible", "in flight" or "delayed"), with its
-        receive count and first receive ms (0: never); ids the cache does not hold are left
-        out. Reads only: no visibility or receive count changes."""
+    ) -> dict[str, CachedMessageState]:
+        """Where each cached message is, with its receive count and first receive ms; ids
+        the cache does not hold are left out. Reads only: no visibility or receive count
+        changes."""
 
 
 class MessageCache(CachedMessages, CacheFill, DueSweeper, CacheInspection, Protocol):

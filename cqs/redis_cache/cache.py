@@ -23,8 +23,11 @@ from typing import Any, cast
 from cqs.model import (
     DEDUPLICATION_INTERVAL_MS,
     Admission,
+    AdmissionOutcome,
+    CachedMessageState,
     CacheState,
     Deduplication,
+    DeduplicationClaim,
     DeleteOutcome,
     FifoAdmission,
     Message,
@@ -185,16 +188,16 @@ class RedisMessageCache:
     # --- FIFO -------------------------------------------------------------------------------
 
     async def admit(
-        self, queue_name: str, queue_id: str, candidates: Sequence[tuple[str, str]], now_ms: int
+        self, queue_name: str, queue_id: str, claims: Sequence[DeduplicationClaim], now_ms: int
     ) -> FifoAdmission:
-        """Look up (deduplication key, would-be message id) pairs and number the new ones;
-        an empty key numbers its message without deduplicating it."""
+        """Look up the claims' deduplication keys and number the new ones; an empty key
+        numbers its message without deduplicating it."""
         args: list[str | int] = [now_ms, ADMISSION_LEASE_MS, FIFO_KEYS_TTL_MS]
-        for key, message_id in candidates:
+        for key, message_id in claims:
             args += [dedup_field(queue_id, key) if key else "", message_id]  # "": number only
         reply = await self._script(queue_name, "admit", args)
         outcomes = [
-            Admission(str(outcome), str(message_id), int(sequence))
+            Admission(AdmissionOutcome(str(outcome)), str(message_id), int(sequence))
             for outcome, message_id, sequence in zip(
                 reply[1::3], reply[2::3], reply[3::3], strict=True
             )
@@ -202,7 +205,7 @@ class RedisMessageCache:
         return FifoAdmission(cache_ready=bool(int(reply[0])), outcomes=outcomes)
 
     async def abandon(
-        self, queue_name: str, queue_id: str, admitted: Sequence[tuple[str, str]]
+        self, queue_name: str, queue_id: str, admitted: Sequence[DeduplicationClaim]
     ) -> None:
         """Release the admissions (deduplication key, message id) of a send that failed."""
         args: list[str | int] = []
@@ -386,5 +389,5 @@ class RedisMessageCache:
 
     async def message_states(
         self, queue_name: str, message_ids: Sequence[str], now_ms: int
-    ) -> dict[str, tuple[str, int, int]]:
+    ) -> dict[str, CachedMessageState]:
         return await self._inspector.message_states(queue_name, message_ids, now_ms)

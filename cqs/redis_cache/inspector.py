@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from cqs.errors import StorageBusy, StorageError
-from cqs.model import CacheState
+from cqs.model import (
+    CachedMessageState,
+    CacheState,
+    MessagePlace,
+)
 from cqs.redis_cache.keys import DUE_KEY, STATE_READY, SWEEPER_KEY, QueueKeys
 from cqs.redis_cache.replies import sent_ms_of
 from cqs.redis_cache.servers import RedisServer, ServerPool
@@ -160,9 +164,9 @@ class RedisInspector:
 
     async def message_states(
         self, queue_name: str, message_ids: Sequence[str], now_ms: int
-    ) -> dict[str, tuple[str, int, int]]:
-        """(where, receive count, first receive ms) of each cached message: "visible",
-        "in flight" or "delayed"; ids not in the cache are left out."""
+    ) -> dict[str, CachedMessageState]:
+        """Where each cached message is, its receive count and first receive ms; ids not in
+        the cache are left out."""
         server = self._pool.holder_of(queue_name)
         keys = QueueKeys(queue_name)
 
@@ -175,17 +179,17 @@ class RedisInspector:
             return list(await pipeline.execute())
 
         replies = await self._pool.call(server, read) if message_ids else []
-        states: dict[str, tuple[str, int, int]] = {}
+        states: dict[str, CachedMessageState] = {}
         for index, message_id in enumerate(message_ids):
             receipt, hidden_until, delayed_until = replies[index * 3 : index * 3 + 3]
             if receipt is None:
                 continue
             _sent, receive_count, first_receive_ms = str(receipt).split(":")[:3]
             if hidden_until is not None and float(hidden_until) > now_ms:
-                where = "in flight"
+                where = MessagePlace.IN_FLIGHT
             elif delayed_until is not None and float(delayed_until) > now_ms:
-                where = "delayed"
+                where = MessagePlace.DELAYED
             else:
-                where = "visible"
-            states[message_id] = (where, int(receive_count), int(first_receive_ms))
+                where = MessagePlace.VISIBLE
+            states[message_id] = CachedMessageState(where, int(receive_count), int(first_receive_ms))
         return states

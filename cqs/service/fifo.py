@@ -19,7 +19,9 @@ from dataclasses import replace
 from cqs.errors import StorageUnavailable
 from cqs.model import (
     DEDUPLICATION_INTERVAL_MS,
+    AdmissionOutcome,
     Deduplication,
+    DeduplicationClaim,
     FifoAdmission,
     Message,
     Queue,
@@ -69,19 +71,19 @@ class FifoSender:
         if not messages:
             return []
         keys = [deduplication_key(queue, m) if deduplicate else "" for m in messages]
-        candidates = list(zip(keys, (m.message_id for m in messages), strict=True))
-        outcomes = await self._admit(queue, candidates)
+        claims = [DeduplicationClaim(k, m.message_id) for k, m in zip(keys, messages, strict=True)]
+        outcomes = await self._admit(queue, claims)
         by_key_in_store: dict[str, Deduplication] = {}
         if not outcomes.cache_ready and deduplicate:
             # A cache that is being (re)filled may not know every key yet: ask the store.
-            fresh = [k for k, o in zip(keys, outcomes.outcomes, strict=True) if o.outcome == "new"]
+            fresh = [
+                k for k, o in zip(keys, outcomes.outcomes, strict=True)
+                if o.outcome is AdmissionOutcome.NEW
+            ]
             records = await self._store.deduplications(queue, fresh)
             by_key_in_store = {r.key: r for r in records}
             if by_key_in_store:
-                await self._abandon(queue, [
-                    (k, m.message_id) for k, m in zip(keys, messages, strict=True)
-                    if k in by_key_in_store
-                ])
+                await self._abandon(queue, [c for c in claims if c.key in by_key_in_store])
                 await self._cache_fill.load_deduplications(queue, records)
         numbered: list[Message] = []
         results: list[SendResult] = []
@@ -91,7 +93,7 @@ class FifoSender:
             if key in by_key_in_store:
                 original = by_key_in_store[key].message_id
                 sequence = by_key_in_store[key].sequence_number
-            elif admission.outcome == "new":
+            elif admission.outcome is AdmissionOutcome.NEW:
                 numbered.append(replace(message, sequence_number=sequence))
             results.append(replace(send_result(message), message_id=original,
                                    sequence_number=format_sequence_number(sequence)))
@@ -111,7 +113,9 @@ class FifoSender:
             )
         except BaseException:
             with contextlib.suppress(StorageUnavailable):
-                await self._abandon(queue, [(r.key, r.message_id) for r in records])
+                await self._abandon(
+                    queue, [DeduplicationClaim(r.key, r.message_id) for r in records]
+                )
             raise
         self._telemetry.messages_sent(queue.name, len(numbered))
         await self._cache_fill.add(
@@ -119,27 +123,27 @@ class FifoSender:
         )
         return results
 
-    async def _admit(self, queue: Queue, candidates: list[tuple[str, str]]) -> FifoAdmission:
+    async def _admit(self, queue: Queue, claims: list[DeduplicationClaim]) -> FifoAdmission:
         """`CachedMessages.admit`, waiting a little while another send holding one of the
         keys is still being stored (its outcome decides whether these are duplicates)."""
         deadline = self._clock() + FIFO_ADMISSION_WAIT_SECONDS
         while True:
             admission = await self._messages.admit(
-                queue.name, queue.queue_id, candidates, self._now_ms()
+                queue.name, queue.queue_id, claims, self._now_ms()
             )
-            if all(o.outcome != "pending" for o in admission.outcomes):
+            if all(o.outcome is not AdmissionOutcome.PENDING for o in admission.outcomes):
                 return admission
             if self._clock() >= deadline:
                 await self._abandon(queue, [
-                    c for c, o in zip(candidates, admission.outcomes, strict=True)
-                    if o.outcome == "new"
+                    c for c, o in zip(claims, admission.outcomes, strict=True)
+                    if o.outcome is AdmissionOutcome.NEW
                 ])
                 raise StorageUnavailable(
                     "A message with the same deduplication id is still being stored; retry."
                 )
             await asyncio.sleep(0.05)
 
-    async def _abandon(self, queue: Queue, admitted: Sequence[tuple[str, str]]) -> None:
-        admitted = [(k, i) for k, i in admitted if k]
+    async def _abandon(self, queue: Queue, admitted: Sequence[DeduplicationClaim]) -> None:
+        admitted = [claim for claim in admitted if claim.key]
         if admitted:
             await self._messages.abandon(queue.name, queue.queue_id, admitted)
