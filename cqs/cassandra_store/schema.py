@@ -2,9 +2,11 @@
 
 Owns the keyspace layout: the queue catalog, the settings table, the message table and its
 bucket index, the purge and deletion records, the message move tasks and the FIFO
-deduplication records. Written for CQL 3.0.0 (Cassandra 1.2 and later): no `IF NOT EXISTS`, so the
-session checks the system schema tables before creating anything. Imports nothing from cqs
-and no driver.
+deduplication records. One schema for every supported server: CQL 3.0.0 (Cassandra 1.2)
+is the floor, and nothing here is refused by Cassandra 3.11, 4.x, 5.0 or ScyllaDB (no
+storage-format clauses, the only table option is `gc_grace_seconds`). There is no
+`IF NOT EXISTS` in CQL 3.0.0, so the session finds existing keyspaces and tables in the
+driver's cluster metadata before creating anything. Imports nothing from cqs and no driver.
 
 Message layout (see docs/cassandra-deletes.md for the measurements behind it):
 
@@ -13,9 +15,10 @@ Message layout (see docs/cassandra-deletes.md for the measurements behind it):
   collects deletes without bound and a drained bucket can be dropped with one partition
   tombstone per shard;
 - clustering by message_id (a version-1 UUID, so oldest first);
-- COMPACT STORAGE with a single `payload` value: deleting one message then writes one cell
-  tombstone, where a CQL row DELETE on a non-compact table writes a range tombstone whose
-  cost grows with every other range tombstone in the partition's memtable.
+- a single `payload` value per message, in a regular table by default. Keyspaces made by
+  earlier cqs versions hold the same columns in compact tables, and `compact_tables=True`
+  still creates those (Cassandra before 4.0 only; measured to keep deletes flat on 1.2, see
+  `MESSAGE_TABLES`). Every statement of the store reads and writes both kinds.
 """
 
 from __future__ import annotations
@@ -43,6 +46,14 @@ DEFAULT_BUCKET_SECONDS = 300
 # Short because deletes only ever hit whole buckets or single cells that expire by TTL anyway;
 # a long grace keeps tombstones (read cost) around for no benefit on a single-DC store.
 DEFAULT_MESSAGE_GC_GRACE_SECONDS = 3600
+
+# How the two message tables are created: "regular" runs on every supported server;
+# "compact" is the layout of earlier cqs versions, for Cassandra before 4.0 only (on 1.2 a
+# row DELETE in a regular table writes a range tombstone whose cost grows with the others in
+# the partition's memtable, where a compact table's delete is one cell tombstone); "auto" is
+# "compact" on servers older than 2.0 and "regular" elsewhere.
+MESSAGE_TABLES = ("regular", "compact", "auto")
+COMPACT_TABLES = (MESSAGES_TABLE, MESSAGE_BUCKETS_TABLE)
 
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
 
@@ -75,9 +86,21 @@ def create_keyspace(keyspace: str, replication: str | Mapping[str, str | int]) -
     )
 
 
-def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str, str]:
-    """CREATE TABLE statements by table name, qualified with `keyspace`."""
-    prefix = checked_identifier(keyspace) + "."
+def table_definitions(
+    keyspace: str, message_gc_grace_seconds: int, *, compact_tables: bool = False
+) -> dict[str, str]:
+    """CREATE TABLE statements by table name, qualified with `keyspace`.
+
+    `compact_tables`: the message tables as earlier cqs versions made them (not for 4.0+).
+    """
+    definitions = _definitions(checked_identifier(keyspace) + ".", message_gc_grace_seconds)
+    if compact_tables:
+        for table in COMPACT_TABLES:
+            definitions[table] = definitions[table].replace(" WITH ", " WITH COMPACT STORAGE AND ", 1)
+    return definitions
+
+
+def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
     return {
         QUEUES_TABLE: (
             f"CREATE TABLE {prefix}{QUEUES_TABLE} ("
@@ -100,8 +123,7 @@ def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str,
             " message_id timeuuid,"
             " payload blob,"
             " PRIMARY KEY ((queue_id, bucket, shard), message_id))"
-            " WITH COMPACT STORAGE"
-            f" AND gc_grace_seconds = {int(message_gc_grace_seconds)}"
+            f" WITH gc_grace_seconds = {int(message_gc_grace_seconds)}"
         ),
         # Which buckets of a queue may hold messages; entries expire with their messages.
         MESSAGE_BUCKETS_TABLE: (
@@ -110,8 +132,7 @@ def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str,
             " bucket bigint,"
             " registered_ms bigint,"
             " PRIMARY KEY (queue_id, bucket))"
-            " WITH COMPACT STORAGE"
-            f" AND gc_grace_seconds = {int(message_gc_grace_seconds)}"
+            f" WITH gc_grace_seconds = {int(message_gc_grace_seconds)}"
         ),
         # When each queue incarnation was last purged (PurgeQueueInProgress).
         QUEUE_PURGES_TABLE: (

@@ -129,7 +129,8 @@ class CassandraMessageStore:
         if message_uuid is None:
             return
         location = self._partitions.locate(message_uuid)
-        # One cell tombstone (COMPACT STORAGE): cheap however many deletes the bucket takes.
+        # A row tombstone on Cassandra 3.0+; on 1.2 a range tombstone in a regular table and a
+        # cell tombstone in a compact one (docs/cassandra-deletes.md measures both).
         await self._session.write(
             f"DELETE FROM {schema.MESSAGES_TABLE}"
             " WHERE queue_id = ? AND bucket = ? AND shard = ? AND message_id = ?",
