@@ -232,10 +232,11 @@ def cassandra_connection(settings: Settings) -> CassandraConnection:
         contact_points=tuple(settings.cassandra_hosts),
         keyspace=settings.cassandra_keyspace,
         replication=settings.cassandra_replication,
-        protocol_version=settings.cassandra_protocol_version,
-        read_consistency=settings.cassandra_read_consistency,
-        write_consistency=settings.cassandra_write_consistency,
+        protocol_version=settings.cassandra_protocol_version or None,  # 0: negotiate
+        read_consistency=settings.cassandra_read_consistency or None,
+        write_consistency=settings.cassandra_write_consistency or None,
         request_timeout=settings.cassandra_timeout_seconds,
+        message_tables=settings.cassandra_message_tables,
     )
 
 
@@ -264,6 +265,10 @@ async def rebalance_caches(settings: Settings, previous_redis_urls: Sequence[str
         await store.close()
         await catalog.close()
         await session.close()
+
+
+def _not_a_protocol_downgrade(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Downgrading core protocol version")
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -300,6 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("cassandra.metadata").setLevel(logging.ERROR)
     if settings.embedded_cassandra:  # one local node: the driver's choice of datacenter is noise
         logging.getLogger("cassandra.policies").setLevel(logging.WARNING)
+    # Negotiation steps down one protocol version per refusal, with a warning each time;
+    # cqs logs the version it ends up with instead.
+    logging.getLogger("cassandra.cluster").addFilter(_not_a_protocol_downgrade)
     if args.command == "rebalance":
         if settings.embedded_redis or settings.embedded_cassandra:
             parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")

@@ -31,13 +31,21 @@ class Settings:
     cassandra_hosts: tuple[str, ...] = ()
     cassandra_keyspace: str = "cqs"
     cassandra_replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
-    cassandra_protocol_version: int = 1
-    cassandra_read_consistency: str = "ONE"
-    cassandra_write_consistency: str = "ONE"
+    # Native protocol version; 0: negotiated with the cluster (v5/v4 on current servers, v1
+    # on the embedded Cassandra 1.2).
+    cassandra_protocol_version: int = 0
+    # None: ONE when the keyspace has one replica, LOCAL_QUORUM when it has more (QUORUM on
+    # Cassandra 1.2 with SimpleStrategy); see docs/operations.md.
+    cassandra_read_consistency: str | None = None
+    cassandra_write_consistency: str | None = None
     cassandra_timeout_seconds: float = 5.0
     # Length of the time buckets inside each message shard; fixed per keyspace by the first
     # process that uses it (later processes adopt the stored value).
     cassandra_bucket_seconds: int = 300
+    # How the message tables are created when absent: "regular" (every supported server),
+    # "compact" (Cassandra before 4.0; keeps deletes cheap on 1.2) or "auto" (compact on
+    # servers older than 2.0). See docs/cassandra-deletes.md.
+    cassandra_message_tables: str = "regular"
     redis_timeout_seconds: float = 1.0
     # Redis calls in flight at once per server and process (the command pool's size); a call
     # finding all busy waits up to redis_pool_wait_seconds, then answers 503 (retryable).

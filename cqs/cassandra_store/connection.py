@@ -2,7 +2,9 @@
 
 Owns `CassandraConnection` (one frozen value naming the cluster, the keyspace and how to
 talk to it, built once by the composition root), cluster creation (protocol version,
-consistency levels, request timeout, TCP_NODELAY) and schema creation when absent. Imports
+consistency levels, request timeout, TCP_NODELAY) and schema creation when absent. Which
+keyspaces and tables exist comes from the driver's cluster metadata, which reads each
+server version's own system tables (cqs never queries `system.schema_*` itself). Imports
 the driver, `cqs.errors` and this package; never the service, Redis, aiohttp or
 `cqs.settings` (the composition root turns Settings into a `CassandraConnection`).
 """
@@ -10,16 +12,19 @@ the driver, `cqs.errors` and this package; never the service, Redis, aiohttp or
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import cassandra
 from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.cluster import Session as DriverSession
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
-from cqs.cassandra_store import schema
+from cqs.cassandra_store import compatibility, schema
 from cqs.cassandra_store.session import (
     BackendObserver,
     CassandraSession,
@@ -32,12 +37,16 @@ DEFAULT_REPLICATION: Mapping[str, str | int] = {
 }
 
 
+log = logging.getLogger("cqs.cassandra")
+T = TypeVar("T")
+
+
 @dataclass(frozen=True, slots=True)
 class CassandraConnection:
     """Where the keyspace is and how to talk to it; the same for every session of a process.
 
-    `replication` and `message_gc_grace_seconds` only matter to the first process that
-    finds the keyspace or a table absent and creates it.
+    `replication`, `message_gc_grace_seconds` and `message_tables` only matter to the first
+    process that finds the keyspace or a table absent and creates it.
     """
 
     contact_points: tuple[str, ...]  # "host" or "host:port", every one on the same port
@@ -45,11 +54,28 @@ class CassandraConnection:
     replication: str | Mapping[str, str | int] = field(
         default_factory=lambda: dict(DEFAULT_REPLICATION)
     )
-    protocol_version: int = 1
-    read_consistency: str = "ONE"
-    write_consistency: str = "ONE"
+    # None: negotiated (the driver starts at its newest version and steps down until the
+    # server accepts one: v5 or v4 on current servers, v1 on Cassandra 1.2).
+    protocol_version: int | None = None
+    # None: chosen from the keyspace's replication and the server's version
+    # (`compatibility.default_consistency`): ONE for one replica, LOCAL_QUORUM for more.
+    read_consistency: str | None = None
+    write_consistency: str | None = None
     request_timeout: float = 5.0  # seconds, per request and for connecting
     message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS
+    message_tables: str = "regular"  # one of schema.MESSAGE_TABLES
+
+
+@dataclass(frozen=True, slots=True)
+class ServerFacts:
+    """What `connect` learnt about the cluster and the keyspace."""
+
+    release_version: str
+    protocol_version: int
+    replication_strategy: str
+    replication_factor: int
+    read_consistency: str
+    write_consistency: str
 
 
 def parse_contact_point(contact_point: str, default_port: int = 9042) -> tuple[str, int]:
@@ -74,6 +100,14 @@ async def connect(
     Raises StorageUnavailable when no contact point answers within the request timeout.
     """
     keyspace = schema.checked_identifier(connection.keyspace)
+    if connection.message_tables not in schema.MESSAGE_TABLES:
+        raise ValueError(
+            f"message_tables must be one of {', '.join(schema.MESSAGE_TABLES)}:"
+            f" {connection.message_tables!r}"
+        )
+    for name in (connection.read_consistency, connection.write_consistency):
+        if name:
+            consistency_level(name)  # a typo fails here, not at the first statement
     request_timeout = connection.request_timeout
     endpoints = [parse_contact_point(point) for point in connection.contact_points]
     ports = {port for _, port in endpoints}
@@ -82,34 +116,49 @@ async def connect(
     profile = ExecutionProfile(
         # The driver's default, named so it does not warn: token-aware over the local DC.
         load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
-        consistency_level=consistency_level(connection.read_consistency),
+        # For the statements cqs does not prepare (schema changes). Not the driver's default
+        # LOCAL_ONE: Cassandra 1.2 predates it and closes the connection when it sees it.
+        consistency_level=ConsistencyLevel.ONE,
         request_timeout=request_timeout,
     )
+    options: dict[str, Any] = {}
+    if connection.protocol_version:
+        options["protocol_version"] = connection.protocol_version
     cluster = Cluster(
         contact_points=[host for host, _ in endpoints],
         port=ports.pop(),
-        protocol_version=connection.protocol_version,
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
         # Without it, small writes wait on Nagle + delayed ACK (tens of ms per batch).
         sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         connect_timeout=request_timeout,
         control_connection_timeout=request_timeout,
         max_schema_agreement_wait=max(10, int(request_timeout * 2)),
+        **options,
     )
     try:
         with unavailable_on_driver_errors("connect"):
             driver_session = await asyncio.wait_for(
                 asyncio.to_thread(cluster.connect), request_timeout * 2 + 1.0
             )
+        # Whole results, as protocol v1 (which has no paging) always gave them: callers page
+        # with LIMIT and token()/clustering bounds themselves.
+        driver_session.default_fetch_size = None
+        facts = await _prepare_keyspace(cluster, driver_session, connection)
+        log.info(
+            "Cassandra %s, protocol v%d, keyspace %s (%s, %d replica(s)): reads %s, writes %s",
+            facts.release_version, facts.protocol_version, keyspace,
+            facts.replication_strategy, facts.replication_factor,
+            facts.read_consistency, facts.write_consistency,
+        )
         session = CassandraSession(
             cluster,
             driver_session,
-            read_consistency=consistency_level(connection.read_consistency),
-            write_consistency=consistency_level(connection.write_consistency),
+            read_consistency=consistency_level(facts.read_consistency),
+            write_consistency=consistency_level(facts.write_consistency),
             request_timeout=request_timeout,
             observe=observe,
+            release_version=facts.release_version,
         )
-        await _create_schema(session, connection)
         await session.use_keyspace(keyspace)
     except BaseException:
         await asyncio.to_thread(cluster.shutdown)
@@ -117,27 +166,83 @@ async def connect(
     return session
 
 
-async def _create_schema(session: CassandraSession, connection: CassandraConnection) -> None:
-    """CQL 3.0.0 has no IF NOT EXISTS: look in the system tables, tolerate a racing creator."""
+async def _prepare_keyspace(
+    cluster: Cluster, driver_session: DriverSession, connection: CassandraConnection
+) -> ServerFacts:
+    """Create what is missing of the keyspace; learn the server version and replication."""
+    timeout = connection.request_timeout
+
+    async def blocking(action: str, call: Callable[..., T], *args: Any) -> T:
+        with unavailable_on_driver_errors(action):
+            return await asyncio.wait_for(asyncio.to_thread(call, *args), timeout * 3 + 1.0)
+
+    local = await blocking(
+        "read release_version",
+        driver_session.execute, "SELECT release_version FROM system.local",
+    )
+    release_version = str(local.one().release_version)
     keyspace = connection.keyspace
-    keyspaces = await session.read(
-        "SELECT keyspace_name FROM system.schema_keyspaces WHERE keyspace_name = ?", [keyspace]
+    compact_tables = _compact_tables(connection.message_tables, release_version)
+    # Another process may have created the keyspace since this one connected.
+    await blocking("read schema", cluster.refresh_schema_metadata)
+    if keyspace not in cluster.metadata.keyspaces:
+        ddl = schema.create_keyspace(keyspace, connection.replication)
+        await blocking("create keyspace", _create_once, driver_session, ddl, timeout)
+        await blocking("read schema", cluster.refresh_schema_metadata)
+    existing = set(cluster.metadata.keyspaces[keyspace].tables)
+    definitions = schema.table_definitions(
+        keyspace, connection.message_gc_grace_seconds, compact_tables=compact_tables
     )
-    if not keyspaces:
-        await _create_once(session, schema.create_keyspace(keyspace, connection.replication))
-    tables = await session.read(
-        "SELECT columnfamily_name FROM system.schema_columnfamilies WHERE keyspace_name = ?",
-        [keyspace],
-    )
-    existing = {row.columnfamily_name for row in tables}
-    definitions = schema.table_definitions(keyspace, connection.message_gc_grace_seconds)
+    created = False
     for name, ddl in definitions.items():
         if name not in existing:
-            await _create_once(session, ddl)
+            await blocking("create table", _create_once, driver_session, ddl, timeout)
+            created = True
+    if created:
+        await blocking("read schema", cluster.refresh_schema_metadata)
+    strategy = cluster.metadata.keyspaces[keyspace].replication_strategy
+    strategy_name = str(getattr(strategy, "name", type(strategy).__name__))
+    replicas = replication_factor(strategy)
+    automatic = compatibility.default_consistency(release_version, strategy_name, replicas)
+    return ServerFacts(
+        release_version=release_version,
+        protocol_version=int(cluster.protocol_version),
+        replication_strategy=strategy_name,
+        replication_factor=replicas,
+        read_consistency=(connection.read_consistency or automatic).upper(),
+        write_consistency=(connection.write_consistency or automatic).upper(),
+    )
 
 
-async def _create_once(session: CassandraSession, ddl: str) -> None:
+def _compact_tables(message_tables: str, release_version: str) -> bool:
+    version = compatibility.release_major_minor(release_version)
+    if message_tables == "compact":
+        if version >= (4, 0):
+            raise ValueError(
+                f"compact message tables need Cassandra before 4.0; this is {release_version}"
+            )
+        return True
+    return message_tables == "auto" and version < compatibility.REGULAR_TABLES_SINCE
+
+
+def replication_factor(strategy: Any) -> int:
+    """Replicas of each row: SimpleStrategy's factor, or the largest per data centre."""
+    simple = getattr(strategy, "replication_factor", None)
+    if isinstance(simple, int):
+        return simple
+    per_dc = getattr(strategy, "dc_replication_factors", None)
+    if isinstance(per_dc, Mapping) and per_dc:
+        return max(int(str(value).split("/")[0]) for value in per_dc.values())
+    options = getattr(strategy, "options_map", None) or {}
     try:
-        await session.execute(ddl)
+        return int(str(options.get("replication_factor", 1)).split("/")[0])
+    except ValueError:
+        return 1
+
+
+def _create_once(driver_session: DriverSession, ddl: str, timeout: float) -> None:
+    """CQL 3.0.0 has no IF NOT EXISTS: tolerate a process that created it first."""
+    try:
+        driver_session.execute(ddl, timeout=timeout * 3)
     except cassandra.AlreadyExists:
-        pass  # another process created it between our check and our CREATE
+        pass  # another process created it between our look and our CREATE

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import cassandra
 import cassandra.protocol
+from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster, NoHostAvailable
 from cassandra.cluster import Session as DriverSession
 from cassandra.connection import ConnectionException
@@ -86,8 +87,10 @@ class CassandraSession:
         request_timeout: float,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         observe: BackendObserver | None = None,
+        release_version: str = "",
     ) -> None:
         self._cluster = cluster
+        self._release_version = release_version
         self._observe = observe
         self._operations: dict[str, str] = {}  # query text -> statement_label
         self._session = session
@@ -103,6 +106,22 @@ class CassandraSession:
     @property
     def request_timeout(self) -> float:
         return self._request_timeout
+
+    @property
+    def release_version(self) -> str:
+        """The server's `release_version` when connected ("1.2.0", "4.1.5", ...)."""
+        return self._release_version
+
+    @property
+    def protocol_version(self) -> int:
+        """The native protocol version in use (negotiated unless it was set)."""
+        return int(self._cluster.protocol_version)
+
+    @property
+    def consistency(self) -> tuple[str, str]:
+        """The (read, write) consistency level names of cqs's statements."""
+        names = ConsistencyLevel.value_to_name
+        return names[self._read_consistency], names[self._write_consistency]
 
     async def prepare(self, cql: str, *, write: bool) -> PreparedStatement:
         """The prepared statement for `cql`, prepared once per session."""
@@ -134,7 +153,7 @@ class CassandraSession:
         await self.execute(await self.prepare(cql, write=True), parameters)
 
     async def execute(self, statement: Any, parameters: Sequence[Any] | None = None) -> list[Row]:
-        """Run one statement; its rows (protocol v1 has no paging: the whole result)."""
+        """Run one statement; all its rows (driver paging is off on every protocol version)."""
         async with self._in_flight:
             if self._observe is None:
                 return await self._execute(statement, parameters)

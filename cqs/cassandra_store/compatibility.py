@@ -1,0 +1,53 @@
+"""What cqs does differently by Cassandra server version, decided from `release_version`.
+
+Owns reading a server's `release_version` (from `system.local`, present on every version)
+and the consistency levels cqs uses when the operator sets none. Pure: imports only the
+standard library; the driver-facing half (asking the server, reading the keyspace's
+replication) is `connection.py`'s.
+
+The CQL itself does not vary: one schema and one set of statements run on every
+supported server (see `schema.py`). Only the defaults below do.
+"""
+
+from __future__ import annotations
+
+import re
+
+SINGLE_REPLICA_CONSISTENCY = "ONE"
+REPLICATED_CONSISTENCY = "LOCAL_QUORUM"
+# Cassandra 1.2 refuses LOCAL_QUORUM unless the keyspace uses NetworkTopologyStrategy
+# (an InvalidRequest), and closes the connection on LOCAL_ONE (a level it predates).
+LEGACY_REPLICATED_CONSISTENCY = "QUORUM"
+_NETWORK_TOPOLOGY = "NetworkTopologyStrategy"
+_VERSION = re.compile(r"^\s*(\d+)(?:\.(\d+))?")
+
+
+def release_major_minor(release_version: str) -> tuple[int, int]:
+    """(4, 1) for "4.1.3", (1, 2) for "1.2.0", (3, 0) for ScyllaDB's "3.0.8"; (0, 0) if unknown."""
+    match = _VERSION.match(release_version or "")
+    if match is None:
+        return (0, 0)
+    return int(match.group(1)), int(match.group(2) or 0)
+
+
+def default_consistency(release_version: str, strategy: str, replication_factor: int) -> str:
+    """The read and write consistency level for a keyspace, when the operator sets none.
+
+    One replica: ONE (QUORUM of one is one, and LOCAL_* levels fail on Cassandra 1.2).
+    More: LOCAL_QUORUM, so that a read sees every acknowledged write of the local data
+    centre (dropping a drained bucket trusts a read that found it empty) and a node may be
+    down. On Cassandra 1.2 with SimpleStrategy, QUORUM, the same replicas by another name.
+    """
+    if replication_factor <= 1:
+        return SINGLE_REPLICA_CONSISTENCY
+    legacy = release_major_minor(release_version) < (2, 0)
+    if legacy and not strategy.endswith(_NETWORK_TOPOLOGY):
+        return LEGACY_REPLICATED_CONSISTENCY
+    return REPLICATED_CONSISTENCY
+
+# Where `message_tables = "auto"` stops choosing compact tables. On Cassandra 1.2 a row
+# DELETE in a regular table writes a range tombstone, and each one costs more CPU than the
+# last while the partition's memtable holds the others (measured in docs/cassandra-deletes.md).
+# 2.0 reworked how range tombstones are kept and 3.0's storage engine writes a row DELETE as
+# a row tombstone; only 1.2 was measured.
+REGULAR_TABLES_SINCE = (2, 0)

@@ -1,0 +1,188 @@
+"""What cqs decides from the server it connects to, checked on the embedded Cassandra 1.2.
+
+The protocol version is negotiated, the consistency levels follow the keyspace's
+replication, the message tables are regular unless asked otherwise, and a keyspace created
+by the earlier schema (compact message tables) is served unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+
+from cqs.cassandra_store import (
+    CassandraConnection,
+    CassandraMessageStore,
+    CassandraQueueCatalog,
+    connect,
+)
+from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
+from tests.contract.legacy_keyspace import compact_tables, create_earlier_keyspace
+from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
+
+
+def new_queue() -> Queue:
+    return Queue(
+        name=f"q-{uuid.uuid4().hex[:10]}",
+        queue_id=str(uuid.uuid4()),
+        attributes=dict(DEFAULT_QUEUE_ATTRIBUTES),
+    )
+
+
+def new_message() -> Message:
+    sent = int(time.time() * 1000)
+    message_id = str(uuid.uuid1())
+    return Message(
+        message_id=message_id,
+        body=f"body of {message_id}",
+        md5_of_body="d41d8cd98f00b204e9800998ecf8427e",
+        sent_timestamp_ms=sent,
+        visible_at_ms=sent,
+        sender_id="tester",
+    )
+
+
+def connection(
+    settings: CassandraTestSettings, keyspace: str, **options: object
+) -> CassandraConnection:
+    return CassandraConnection(
+        tuple(settings.contact_points), keyspace,
+        request_timeout=settings.request_timeout, **options,  # type: ignore[arg-type]
+    )
+
+
+async def test_the_protocol_version_is_negotiated_down_to_v1_on_cassandra_1_2(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    session = await connect(connection(cassandra_settings, unique_keyspace()))
+    try:
+        assert session.release_version.startswith("1.2.")
+        assert session.protocol_version == 1
+        await session.ping()
+    finally:
+        await session.close()
+
+
+async def test_a_single_replica_keyspace_is_read_and_written_at_one(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    session = await connect(connection(cassandra_settings, unique_keyspace()))
+    try:
+        assert session.consistency == ("ONE", "ONE")
+    finally:
+        await session.close()
+
+
+@pytest.mark.parametrize(
+    ("replication", "expected"),
+    [
+        # Cassandra 1.2 refuses LOCAL_QUORUM with SimpleStrategy: QUORUM, the same replicas.
+        ({"class": "SimpleStrategy", "replication_factor": 3}, "QUORUM"),
+        ({"class": "NetworkTopologyStrategy", "datacenter1": 3}, "LOCAL_QUORUM"),
+    ],
+)
+async def test_a_replicated_keyspace_defaults_to_a_quorum_the_server_accepts(
+    cassandra_settings: CassandraTestSettings, replication: dict[str, object], expected: str
+) -> None:
+    session = await connect(
+        connection(cassandra_settings, unique_keyspace(), replication=replication)
+    )
+    try:
+        assert session.consistency == (expected, expected)
+    finally:
+        await session.close()
+
+
+async def test_consistency_levels_that_are_set_are_used_as_set(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    replication = {"class": "NetworkTopologyStrategy", "datacenter1": 1}
+    session = await connect(
+        connection(
+            cassandra_settings, unique_keyspace(), replication=replication,
+            read_consistency="local_quorum", write_consistency="ALL",
+        )
+    )
+    try:
+        assert session.consistency == ("LOCAL_QUORUM", "ALL")
+        catalog = CassandraQueueCatalog(session)
+        queue = new_queue()
+        await catalog.create(queue)  # both levels are accepted by 1.2 on this keyspace
+        assert await catalog.get(queue.name) == queue
+    finally:
+        await session.close()
+
+
+async def test_an_unknown_consistency_level_fails_before_connecting(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    with pytest.raises(ValueError, match="consistency"):
+        await connect(
+            connection(cassandra_settings, unique_keyspace(), read_consistency="MOSTLY")
+        )
+
+
+@pytest.mark.parametrize(
+    ("message_tables", "expected_compact"),
+    [
+        ("regular", set()),
+        ("compact", {"messages", "message_buckets"}),
+        ("auto", {"messages", "message_buckets"}),  # 1.2 is older than 2.0
+    ],
+)
+async def test_message_tables_are_created_as_asked(
+    cassandra_settings: CassandraTestSettings, message_tables: str, expected_compact: set[str]
+) -> None:
+    keyspace = unique_keyspace()
+    store = await CassandraMessageStore.open(
+        connection(cassandra_settings, keyspace, message_tables=message_tables)
+    )
+    try:
+        queue, message = new_queue(), new_message()
+        await store.put(queue, [message])
+        await store.delete(queue, message.message_id)
+        assert await store.get(queue, message.message_id) is None
+        assert await store.count(queue) == 0
+    finally:
+        await store.close()
+    contact_point = cassandra_settings.contact_points[0]
+    assert await asyncio.to_thread(compact_tables, contact_point, keyspace) == expected_compact
+
+
+async def test_a_keyspace_of_the_earlier_schema_serves_sends_receives_and_deletes(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    keyspace = unique_keyspace("cqs_earlier")
+    contact_point = cassandra_settings.contact_points[0]
+    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace)
+    # Today's default would create regular tables; the existing ones are used as they are.
+    store = await CassandraMessageStore.open(connection(cassandra_settings, keyspace))
+    catalog = await CassandraQueueCatalog.open(connection(cassandra_settings, keyspace))
+    try:
+        queue = await catalog.create(new_queue())
+        assert await catalog.list_names() == [queue.name]
+        sent = [new_message() for _ in range(5)]
+        await store.put(queue, sent)
+        now_ms = int(time.time() * 1000) + 1
+        received = await store.sample(queue, 10, now_ms)
+        assert {m.message_id for m in received} == {m.message_id for m in sent}
+        assert await store.count(queue) == 5
+        for message in sent[:3]:
+            await store.delete(queue, message.message_id)
+        assert await store.count(queue) == 2
+        left = [m async for page in store.scan(queue, 10) for m in page]
+        assert sorted(left, key=lambda m: m.message_id) == sorted(
+            sent[3:], key=lambda m: m.message_id
+        )
+        assert await store.get(queue, sent[0].message_id) is None
+        assert await store.get(queue, sent[4].message_id) == sent[4]
+        await store.drop(queue)
+        assert await store.count(queue) == 0
+    finally:
+        await store.close()
+        await catalog.close()
+    tables = await asyncio.to_thread(compact_tables, contact_point, keyspace)
+    assert tables == {"messages", "message_buckets"}

@@ -1,0 +1,97 @@
+"""Per-version decisions of the Cassandra adapter: release versions, consistency defaults,
+which message tables to create, and the Cassandra settings' defaults and wiring."""
+
+from __future__ import annotations
+
+import pytest
+
+from cqs.cassandra_store.compatibility import default_consistency, release_major_minor
+from cqs.cassandra_store.connection import _compact_tables, replication_factor
+from cqs.main import cassandra_connection
+from cqs.settings import Settings, load_settings
+
+
+@pytest.mark.parametrize(
+    ("release_version", "expected"),
+    [("1.2.0", (1, 2)), ("3.11.17", (3, 11)), ("4.1.5", (4, 1)), ("5.0.2", (5, 0)),
+     ("3.0.8", (3, 0)), ("5.0-beta1", (5, 0)), ("", (0, 0)), ("unknown", (0, 0))],
+)
+def test_release_versions_read_as_major_and_minor(
+    release_version: str, expected: tuple[int, int]
+) -> None:
+    assert release_major_minor(release_version) == expected
+
+
+@pytest.mark.parametrize(
+    ("release_version", "strategy", "replicas", "expected"),
+    [
+        ("1.2.0", "SimpleStrategy", 1, "ONE"),
+        ("5.0.2", "NetworkTopologyStrategy", 1, "ONE"),
+        ("4.1.5", "SimpleStrategy", 3, "LOCAL_QUORUM"),
+        ("5.0.2", "NetworkTopologyStrategy", 3, "LOCAL_QUORUM"),
+        ("3.0.8", "org.apache.cassandra.locator.NetworkTopologyStrategy", 3, "LOCAL_QUORUM"),
+        ("1.2.0", "SimpleStrategy", 3, "QUORUM"),
+        ("1.2.0", "NetworkTopologyStrategy", 3, "LOCAL_QUORUM"),
+    ],
+)
+def test_the_default_consistency_follows_the_replicas_and_what_the_server_accepts(
+    release_version: str, strategy: str, replicas: int, expected: str
+) -> None:
+    assert default_consistency(release_version, strategy, replicas) == expected
+
+
+@pytest.mark.parametrize(
+    ("message_tables", "release_version", "compact"),
+    [
+        ("regular", "1.2.0", False),
+        ("regular", "5.0.2", False),
+        ("compact", "1.2.0", True),
+        ("compact", "3.11.17", True),
+        ("auto", "1.2.0", True),
+        ("auto", "3.11.17", False),
+        ("auto", "5.0.2", False),
+    ],
+)
+def test_compact_message_tables_only_when_asked_for_or_automatic_on_old_servers(
+    message_tables: str, release_version: str, compact: bool
+) -> None:
+    assert _compact_tables(message_tables, release_version) is compact
+
+
+def test_compact_message_tables_are_refused_on_cassandra_4_and_later() -> None:
+    with pytest.raises(ValueError, match=r"before 4\.0"):
+        _compact_tables("compact", "4.0.13")
+
+
+class _Strategy:
+    def __init__(self, **attributes: object) -> None:
+        self.__dict__.update(attributes)
+
+
+def test_replication_factor_is_the_largest_of_the_data_centres() -> None:
+    assert replication_factor(_Strategy(replication_factor=2)) == 2
+    assert replication_factor(_Strategy(dc_replication_factors={"a": 3, "b": 1})) == 3
+    assert replication_factor(_Strategy(options_map={"replication_factor": "3/1"})) == 3
+    assert replication_factor(_Strategy()) == 1
+
+
+def test_cassandra_defaults_negotiate_the_protocol_and_choose_consistency_from_replicas() -> None:
+    connection = cassandra_connection(Settings())
+    assert connection.protocol_version is None
+    assert connection.read_consistency is None and connection.write_consistency is None
+    assert connection.message_tables == "regular"
+
+
+def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
+    settings = load_settings(environ={
+        "CQS_CASSANDRA_PROTOCOL_VERSION": "4",
+        "CQS_CASSANDRA_READ_CONSISTENCY": "LOCAL_QUORUM",
+        "CQS_CASSANDRA_WRITE_CONSISTENCY": "QUORUM",
+        "CQS_CASSANDRA_MESSAGE_TABLES": "compact",
+    })
+    connection = cassandra_connection(settings)
+    assert connection.protocol_version == 4
+    assert (connection.read_consistency, connection.write_consistency) == (
+        "LOCAL_QUORUM", "QUORUM"
+    )
+    assert connection.message_tables == "compact"
