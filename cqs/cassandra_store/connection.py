@@ -121,6 +121,7 @@ async def connect(
         consistency_level=ConsistencyLevel.ONE,
         request_timeout=request_timeout,
     )
+    schema_agreement_wait = max(10, int(request_timeout * 2))
     options: dict[str, Any] = {}
     if connection.protocol_version:
         options["protocol_version"] = connection.protocol_version
@@ -132,7 +133,7 @@ async def connect(
         sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         connect_timeout=request_timeout,
         control_connection_timeout=request_timeout,
-        max_schema_agreement_wait=max(10, int(request_timeout * 2)),
+        max_schema_agreement_wait=schema_agreement_wait,
         **options,
     )
     try:
@@ -171,10 +172,12 @@ async def _prepare_keyspace(
 ) -> ServerFacts:
     """Create what is missing of the keyspace; learn the server version and replication."""
     timeout = connection.request_timeout
+    # A schema change waits for the cluster to agree on the new schema after it is applied.
+    bound = timeout * 3 + cluster.max_schema_agreement_wait + 1.0
 
     async def blocking(action: str, call: Callable[..., T], *args: Any) -> T:
         with unavailable_on_driver_errors(action):
-            return await asyncio.wait_for(asyncio.to_thread(call, *args), timeout * 3 + 1.0)
+            return await asyncio.wait_for(asyncio.to_thread(call, *args), bound)
 
     local = await blocking(
         "read release_version",

@@ -95,3 +95,17 @@ def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
         "LOCAL_QUORUM", "QUORUM"
     )
     assert connection.message_tables == "compact"
+
+
+def test_the_drivers_protocol_downgrade_warnings_are_dropped_from_the_log() -> None:
+    from logging import WARNING, LogRecord
+
+    from cqs.main import _not_a_protocol_downgrade
+
+    def record(message: str) -> LogRecord:
+        return LogRecord("cassandra.cluster", WARNING, __file__, 1, message, None, None)
+
+    assert not _not_a_protocol_downgrade(
+        record("Downgrading core protocol version from 5 to 4 for 127.0.0.1:9042.")
+    )
+    assert _not_a_protocol_downgrade(record("Host 127.0.0.1:9042 has been marked down"))
