@@ -6,6 +6,9 @@ Cassandra, a real `cqs serve`). The SparkSession is started once for the whole r
 workers. It registers the `cqs` source by hand: whether Spark finds it by itself depends on
 how cqs is installed, which test_discovery.py checks in a fresh process.
 
+`spark_standalone` is a real Spark standalone cluster (tests/spark/standalone.py: a master
+and two workers, about 2 GB), started only by the tests that ask for it, once per run.
+
 Tests see queues as a user does: through boto3 and through `format("cqs")`.
 """
 
@@ -24,6 +27,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from pyspark.sql import SparkSession
+
+from tests.spark.standalone import StandaloneCluster
 
 REGION = "us-east-1"
 CREDENTIALS = {"aws_access_key_id": "spark-tests", "aws_secret_access_key": "spark-tests"}
@@ -49,6 +54,17 @@ def spark_session() -> Iterator[SparkSession]:
     register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """A master and two workers (1 core, 1 GB each); a cluster that does not come up fails."""
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("spark-standalone"), workers=2)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")
