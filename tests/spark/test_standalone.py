@@ -3,8 +3,9 @@
 `spark-submit --master spark://...` against a master with two workers (tests/spark/
 standalone.py), as docs/spark.md shows it: the driver runs in the `spark-submit` process,
 the executors on the workers, and the `spark/` package reaches them as a `--py-files` zip
-built from this checkout. One submission, so the test costs one cluster start plus one job
-(about 35 s on an idle two-core machine).
+built from this checkout. One submission, so the test costs one cluster start plus one job:
+about 45 s on a two-core machine (8 s for the cluster, 32 s for `spark-submit`), up to
+about 120 s when other work shares the cores.
 """
 
 from __future__ import annotations
