@@ -4,8 +4,8 @@
 standalone.py), as docs/spark.md shows it: the driver runs in the `spark-submit` process,
 the executors on the workers, and the `spark/` package reaches them as a `--py-files` zip
 built from this checkout. One submission, so the test costs one cluster start plus one job:
-about 45 s on a two-core machine (8 s for the cluster, 32 s for `spark-submit`), up to
-about 120 s when other work shares the cores.
+40-70 s on a two-core machine (8-15 s for the cluster, 32-42 s for `spark-submit`), about
+120 s when other work loads the cores.
 """
 
 from __future__ import annotations
