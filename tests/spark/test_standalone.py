@@ -4,7 +4,7 @@
 standalone.py), as docs/spark.md shows it: the driver runs in the `spark-submit` process,
 the executors on the workers, and the `spark/` package reaches them as a `--py-files` zip
 built from this checkout. One submission, so the test costs one cluster start plus one job:
-40-70 s on a two-core machine (8-15 s for the cluster, 32-42 s for `spark-submit`), about
+40-70 s on a two-core machine (6-15 s for the cluster, 31-42 s for `spark-submit`), about
 120 s when other work loads the cores.
 """
 
@@ -95,7 +95,7 @@ def test_queue_to_parquet_job_on_a_standalone_cluster_writes_each_message_once_a
     workers = spark_standalone.worker_status()
     assert len(workers) == 2
     for worker in workers:
-        assert [e["appid"] for e in worker["finishedexecutors"]] == [app_id], worker
+        assert [e["appid"] for e in worker["finishedexecutors"]].count(app_id) == 1, worker
     task_logs = [path.read_text(errors="replace")
                  for work_dir in spark_standalone.worker_dirs
                  for path in (work_dir / app_id).glob("*/stderr")]
