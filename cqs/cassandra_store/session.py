@@ -13,7 +13,9 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import cassandra
@@ -41,6 +43,8 @@ _UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 DEFAULT_MAX_IN_FLIGHT = 128
+# Threads that submit statements when the protocol's pools can block the caller (v1/v2).
+SUBMIT_THREADS = 4
 _AGREED_SETTING_READS = 5
 # How long after the first write of a setting racing writers may still be landing.
 SETTING_SETTLE_MS = 2000
@@ -102,6 +106,14 @@ class CassandraSession:
         # Past the driver's per-connection stream limit it fails requests with
         # NoHostAvailable; queueing here turns a burst into waiting instead of an outage.
         self._in_flight = asyncio.Semaphore(max_in_flight)
+        # Protocol v1/v2 pools make `execute_async` wait on the calling thread for a free
+        # connection (up to 2 s a host, fixed in the driver) once a host's connections are
+        # full, as they get when a node freezes: submitted from a few threads there, so the
+        # event loop never stalls. v3+ (one connection, 32k streams a host) submits inline.
+        self._submitter = (
+            ThreadPoolExecutor(SUBMIT_THREADS, "cqs-cassandra-submit")
+            if int(cluster.protocol_version) < 3 else None
+        )
 
     @property
     def request_timeout(self) -> float:
@@ -191,15 +203,22 @@ class CassandraSession:
         def fail(exc: BaseException) -> None:
             loop.call_soon_threadsafe(_settle, answer, None, exc)
 
+        submit = partial(
+            self._session.execute_async, statement, parameters, timeout=self._request_timeout
+        )
         with unavailable_on_driver_errors("request"):
-            response = self._session.execute_async(
-                statement, parameters, timeout=self._request_timeout
-            )
-            response.add_callbacks(deliver, fail)
-            if coordinator is not None:  # the host the driver sent the statement to
-                coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
             # The driver's own timeout normally fires first; this bounds the call regardless.
-            return await asyncio.wait_for(answer, self._request_timeout + 1.0)
+            async with asyncio.timeout(self._request_timeout + 1.0):
+                if self._submitter is None:
+                    response = submit()
+                else:
+                    response = await loop.run_in_executor(self._submitter, submit)
+                response.add_callbacks(deliver, fail)
+                if coordinator is not None:  # the host the driver sent the statement to
+                    coordinator.append(
+                        str(getattr(response, "_current_host", None) or "unknown")
+                    )
+                return await answer
 
     async def use_keyspace(self, keyspace: str) -> None:
         """Bind the session to `keyspace`: unqualified table names resolve there."""
@@ -247,6 +266,8 @@ class CassandraSession:
 
     async def close(self) -> None:
         await asyncio.to_thread(self._cluster.shutdown)
+        if self._submitter is not None:
+            self._submitter.shutdown(wait=False)
 
 
 async def all_or_first_error(calls: Sequence[Awaitable[None]]) -> None:
