@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from cqs.errors import StorageError
 from cqs.service import QueueService
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ class Housekeeper:
                 await chore()
             except asyncio.CancelledError:
                 raise
+            except StorageError as error:  # a backend away: expected, retried next round
+                log.warning("housekeeping chore %r skipped: %s", name, error)
             except Exception:  # a chore must never stop the others
                 log.exception("housekeeping chore %r failed", name)
             await asyncio.sleep(max(0.0, seconds - (time.monotonic() - started)))
