@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.fixtures.redis_server",
     "tests.fixtures.cassandra_node",
     "tests.fixtures.cqs_server",
+    "tests.fixtures.cassandra_cluster",
 ]
