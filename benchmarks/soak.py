@@ -15,12 +15,20 @@ message id is checked: received at least once (lost must be 0), how many extra d
 (duplicates), errors by code, latency percentiles per action. `--write-docs` puts the
 report, with machine and command, between the soak markers of docs/reliability.md.
 
+`--cluster` runs it on a three-node Cassandra cluster (127.0.0.2-4, replication factor 3,
+QUORUM reads and writes, contact points all three nodes) and replaces the Cassandra freeze
+with node crashes: at 30 % and 70 % one node (a different one each time) is SIGKILLed,
+left down until both others have convicted it plus `--node-down-seconds`, then restarted
+on its data; the report says when the others saw it dead and up again and whether they
+handed it their hints. `--write-docs` then writes the cluster section.
+
 `--fifo` runs the same on two FIFO queues: each producer sends to message groups of its own
 (MessageDeduplicationId = body), and the report also counts order violations: a message
 delivered for the first time before a message of its group that was sent earlier.
 
     python benchmarks/soak.py --minutes 3 --write-docs
     python benchmarks/soak.py --minutes 3 --fifo --write-docs
+    python benchmarks/soak.py --minutes 10 --cluster --write-docs
 
 Imports the embedded launchers and the Redis key layout (to watch a queue's cache state);
 never the service or the adapters.
@@ -59,6 +67,7 @@ sys.path.insert(0, str(ROOT))
 from _common import machine_summary, write_section  # noqa: E402
 
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
+from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
@@ -68,6 +77,12 @@ BEGIN = "<!-- soak:begin -->"
 END = "<!-- soak:end -->"
 FIFO_BEGIN = "<!-- soak-fifo:begin -->"
 FIFO_END = "<!-- soak-fifo:end -->"
+CLUSTER_BEGIN = "<!-- soak-cluster:begin -->"
+CLUSTER_END = "<!-- soak-cluster:end -->"
+CLUSTER_ARGS = [
+    "--cassandra-replication", "{'class': 'SimpleStrategy', 'replication_factor': 3}",
+    "--cassandra-read-consistency", "QUORUM", "--cassandra-write-consistency", "QUORUM",
+]  # fmt: skip
 CASSANDRA_TIMEOUT_SECONDS = 2.0
 VISIBILITY_SECONDS = 10
 REDIS_DOWN_SECONDS = 5.0
@@ -97,7 +112,9 @@ def answers(endpoint: str) -> bool:
 class ApiProcess:
     """One `cqs serve` child on a fixed port; can be SIGKILLed and started again."""
 
-    def __init__(self, redis_url: str, cassandra: str, keyspace: str, work: Path) -> None:
+    def __init__(
+        self, redis_url: str, cassandra: str, keyspace: str, work: Path, extra: list[str]
+    ) -> None:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.log_path = work / f"cqs-{self.port}.log"
@@ -108,7 +125,7 @@ class ApiProcess:
             "--cassandra-keyspace", keyspace,
             "--cassandra-timeout-seconds", str(CASSANDRA_TIMEOUT_SECONDS),
             "--receipt-secret", "soak", "--data-dir", str(work / "data"),
-            "--log-level", "WARNING",
+            "--log-level", "WARNING", *extra,
         ]  # fmt: skip
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -319,6 +336,8 @@ class Soak:
         self.stop_consuming = threading.Event()
         self.redis = EmbeddedRedis(work / "redis-0")
         self.cassandra = EmbeddedCassandra(work / "cassandra")
+        self.cluster = EmbeddedCassandraCluster(work / "cluster") if args.cluster else None
+        self.cluster_rss: list[float] = []
         self.servers: list[ApiProcess] = []
         self.queues: list[str] = []
         self.t0 = 0.0
@@ -328,10 +347,18 @@ class Soak:
 
     def start_services(self) -> None:
         self.redis.start()
-        self.cassandra.start()
+        if self.cluster is not None:
+            self.cluster.start()
+            self.cluster_rss = [size / 2**20 for size in self.cluster.resident_bytes()]
+            print(f"cluster ring formed in {self.cluster.start_seconds:.1f} s; RSS per JVM "
+                  f"{', '.join(f'{m:.0f}' for m in self.cluster_rss)} MiB")
+            hosts, extra = ",".join(self.cluster.contact_points), CLUSTER_ARGS
+        else:
+            self.cassandra.start()
+            hosts, extra = self.cassandra.contact_point, []
         keyspace = "soak_" + uuid.uuid4().hex[:10]
         for _ in range(2):
-            server = ApiProcess(self.redis.url, self.cassandra.contact_point, keyspace, self.work)
+            server = ApiProcess(self.redis.url, hosts, keyspace, self.work, extra)
             server.start()
             self.servers.append(server)
         admin = sqs_client(self.servers[0].endpoint)
@@ -345,6 +372,9 @@ class Soak:
         for server in self.servers:
             server.stop()
         self.redis.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
+            return
         with contextlib.suppress(ProcessLookupError, TypeError):
             os.kill(self.cassandra.pid, signal.SIGCONT)  # type: ignore[arg-type]
         self.cassandra.stop()
@@ -422,12 +452,55 @@ class Soak:
         record.recovery = f"answering again {took:.1f} s after the restart began"
         record.until = self.since_start()
 
+    def kill_cassandra_node(self, victim: int) -> None:
+        """SIGKILL one node of the cluster; restart it once both others convicted it and
+        `--node-down-seconds` more passed."""
+        cluster = self.cluster
+        assert cluster is not None
+        others = [i for i in range(len(cluster.nodes)) if i != victim]
+        address = cluster.addresses[victim]
+        record = FaultRecord(
+            self.since_start(), f"Cassandra node {address} SIGKILL, restarted "
+            f"{self.args.node_down_seconds:g} s after both others saw it dead",
+        )  # fmt: skip
+        self.faults.append(record)
+        marks = {i: cluster.log_mark(i) for i in others}
+        killed = time.monotonic()
+        cluster.kill(victim)
+        for other in others:
+            cluster.wait_for_state(other, victim, "dead", marks[other], 120)
+        convicted = time.monotonic() - killed
+        time.sleep(self.args.node_down_seconds)
+        marks = {i: cluster.log_mark(i) for i in others}
+        restarting = time.monotonic()
+        cluster.restart(victim)  # returns once both others see it up
+        back = time.monotonic() - restarting
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not all(
+            cluster.saw_hints_delivered(i, victim, marks[i]) for i in others
+        ):
+            time.sleep(0.5)
+        handed = sum(cluster.saw_hints_delivered(i, victim, marks[i]) for i in others)
+        record.recovery = (
+            f"seen dead by both others {convicted:.1f} s after the kill; up again {back:.1f} s "
+            f"after the restart began; {handed} of {len(others)} others logged handing "
+            "over their hints"
+        )
+        record.until = self.since_start()
+
     def schedule(self, seconds: float) -> None:
         plan: list[tuple[float, Callable[[], None]]] = [
             (0.15, self.kill_redis),
             (0.40, self.pause_cassandra),
             (0.65, self.kill_api_process),
         ]
+        if self.cluster is not None:
+            plan = [
+                (0.15, self.kill_redis),
+                (0.30, lambda: self.kill_cassandra_node(2)),
+                (0.50, self.kill_api_process),
+                (0.70, lambda: self.kill_cassandra_node(1)),
+            ]
         for fraction, fault in plan:
             delay = fraction * seconds - self.since_start()
             if delay > 0:
@@ -505,10 +578,18 @@ def report(soak: Soak, command: str) -> str:
         1 for r in ledger.receipts
         if r.message_id not in acknowledged and r.body not in ledger.failed_bodies
     )
+    cassandra = "one embedded Cassandra"
+    if soak.cluster is not None:
+        cassandra = (
+            "a three-node embedded Cassandra cluster on 127.0.0.2-4 (replication factor 3, "
+            "QUORUM reads and writes; the ring formed in "
+            f"{soak.cluster.start_seconds:.1f} s, RSS per JVM "
+            f"{', '.join(f'{m:.0f}' for m in soak.cluster_rss)} MiB at the start)"
+        )
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; two `cqs serve` processes "
         f"(Cassandra timeout {CASSANDRA_TIMEOUT_SECONDS:g} s) sharing one embedded Redis and "
-        f"one embedded Cassandra, {soak.args.producers} producer and {soak.args.consumers} "
+        f"{cassandra}, {soak.args.producers} producer and {soak.args.consumers} "
         "consumer threads (boto3, JSON protocol, no retries) spread over 2 "
         + (f"FIFO queues ({soak.args.groups} message groups per producer) " if soak.args.fifo
            else "queues ")
@@ -593,12 +674,18 @@ def main() -> int:
     parser.add_argument("--fifo", action="store_true", help="two FIFO queues instead")
     parser.add_argument("--groups", type=int, default=4,
                         help="with --fifo: message groups per producer")
+    parser.add_argument("--cluster", action="store_true",
+                        help="a three-node Cassandra cluster, whose nodes get killed")
+    parser.add_argument("--node-down-seconds", type=float, default=20.0,
+                        help="with --cluster: how long a killed node stays down after both "
+                        "others convicted it")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     command = " ".join(["python benchmarks/soak.py", f"--minutes {args.minutes:g}",
                         f"--producers {args.producers}", f"--consumers {args.consumers}",
-                        *([f"--fifo --groups {args.groups}"] if args.fifo else [])])
+                        *([f"--fifo --groups {args.groups}"] if args.fifo else []),
+                        *(["--cluster"] if args.cluster else [])])
     work = Path(tempfile.mkdtemp(prefix="cqs-soak-"))
     soak = Soak(args, work)
     try:
@@ -616,7 +703,10 @@ def main() -> int:
 
         shutil.rmtree(work, ignore_errors=True)
     if args.write_docs:
-        begin, end = (FIFO_BEGIN, FIFO_END) if args.fifo else (BEGIN, END)
+        begin, end = (
+            (CLUSTER_BEGIN, CLUSTER_END) if args.cluster
+            else (FIFO_BEGIN, FIFO_END) if args.fifo else (BEGIN, END)
+        )
         write_section(DOC, begin, end, f"{begin}\n{text}\n{end}", "Reliability")
     ordered = not args.fifo or soak.ledger.order_violations() == 0
     return 0 if complete and ordered else 1
