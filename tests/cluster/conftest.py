@@ -152,6 +152,16 @@ class ClusterLoad:
         )
 
 
+async def started_load(clients: Sequence[TimedClient], run: str) -> ClusterLoad:
+    """Create queue `<run>-load` and run a ClusterLoad on it until 100 sends were
+    acknowledged: the load is flowing before a fault is injected."""
+    await clients[0].create_queue(f"{run}-load")
+    load = ClusterLoad(clients, f"{run}-load", run)
+    load.start()
+    assert await load.until_acknowledged(100, 60) >= 100, load.describe(load.ledger.verdict())
+    return load
+
+
 def message_ids_on_node(contact_point: str, keyspace: str, consistency: str = "ONE") -> set[str]:
     """Every message id in `keyspace`'s messages table, read through the node at
     `contact_point` as the only coordinator, at `consistency`. At ONE while the other nodes

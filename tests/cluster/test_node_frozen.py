@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks._sqs_wire import client_session
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
-from tests.cluster.conftest import ClusterLoad, TimedClient
+from tests.cluster.conftest import TimedClient, started_load
 from tests.fixtures.cassandra_cluster import (
     CALL_BOUND_SECONDS,
     CLUSTER_TIMEOUT_SECONDS,
@@ -40,10 +40,7 @@ async def test_calls_stay_bounded_while_a_node_is_frozen_and_nothing_is_lost(
     run = "frozen-" + uuid.uuid4().hex[:8]
     async with client_session() as session:
         clients = [TimedClient(session, server.url) for server in servers]
-        await clients[0].create_queue(f"{run}-load")
-        load = ClusterLoad(clients, f"{run}-load", run)
-        load.start()
-        assert await load.until_acknowledged(100, 60) >= 100, load.describe(load.ledger.verdict())
+        load = await started_load(clients, run)
 
         marks = {i: cluster.log_mark(i) for i in SURVIVORS}
         cluster.pause(VICTIM)

@@ -20,7 +20,7 @@ import pytest
 from benchmarks._delivery_ledger import DeliveryLedger
 from benchmarks._sqs_wire import SendPlan, client_session, send_messages
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
-from tests.cluster.conftest import ClusterLoad, TimedClient, message_ids_on_node
+from tests.cluster.conftest import ClusterLoad, TimedClient, message_ids_on_node, started_load
 from tests.fixtures.cassandra_cluster import StartClusterApi
 
 VICTIM = 2  # 127.0.0.4; node 0 is the seed
@@ -65,11 +65,8 @@ async def test_a_killed_node_loses_nothing_and_catches_up_after_its_restart(
     run = "kill-" + uuid.uuid4().hex[:8]
     async with client_session() as session:
         clients = [TimedClient(session, server.url) for server in servers]
-        await clients[0].create_queue(f"{run}-load")
         kept_url = await clients[1].create_queue(f"{run}-kept")  # nobody receives from it
-        load = ClusterLoad(clients, f"{run}-load", run)
-        load.start()
-        assert await load.until_acknowledged(100, 60) >= 100, load.describe(load.ledger.verdict())
+        load = await started_load(clients, run)
 
         marks = {i: cluster.log_mark(i) for i in SURVIVORS}
         await asyncio.to_thread(cluster.kill, VICTIM)

@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks._sqs_wire import client_session
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
-from tests.cluster.conftest import ClusterLoad, TimedClient
+from tests.cluster.conftest import TimedClient, started_load
 from tests.fixtures.cassandra_cluster import StartClusterApi
 
 SURVIVOR = 0  # the seed; the driver sessions keep it as a live host
@@ -35,10 +35,7 @@ async def test_without_quorum_sends_are_refused_with_503_and_nothing_acknowledge
     run = "quorum-" + uuid.uuid4().hex[:8]
     async with client_session() as session:
         clients = [TimedClient(session, server.url) for server in servers]
-        await clients[0].create_queue(f"{run}-load")
-        load = ClusterLoad(clients, f"{run}-load", run)
-        load.start()
-        assert await load.until_acknowledged(100, 60) >= 100, load.describe(load.ledger.verdict())
+        load = await started_load(clients, run)
 
         mark = cluster.log_mark(SURVIVOR)
         for victim in VICTIMS:
