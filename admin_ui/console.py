@@ -84,7 +84,9 @@ class AdminConsole:
         names: list[str] = []
         token: str | None = None
         while True:
-            page, token = await self.service.list_queues(None, 1000, token)
+            page, token = await self.service.list_queues(
+                self.service.home, None, 1000, token
+            )
             names.extend(page)
             if token is None:
                 break

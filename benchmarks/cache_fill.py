@@ -45,7 +45,14 @@ from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # no
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
-from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue  # noqa: E402
+from cqs.model import (  # noqa: E402
+    DEFAULT_ACCOUNT_ID,
+    DEFAULT_QUEUE_ATTRIBUTES,
+    DEFAULT_REGION,
+    Message,
+    Queue,
+    QueueIdentity,
+)
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 from cqs.service import new_message_id  # noqa: E402
 
@@ -188,7 +195,7 @@ class Fill:
 
 
 def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: float) -> Fill:
-    keys = QueueKeys(queue_name)
+    keys = QueueKeys(QueueIdentity(DEFAULT_ACCOUNT_ID, DEFAULT_REGION, queue_name))
     fill = Fill(memory_before=int(client.info("memory")["used_memory"]))
     started = time.perf_counter()
     trigger()

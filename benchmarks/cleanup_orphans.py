@@ -48,7 +48,10 @@ from cqs.cassandra_store import CassandraConnection, connect  # noqa: E402
 from cqs.cassandra_store import schema as tables  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
+from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.redis_cache.keys import DUE_KEY, STORE_DELETE_QUEUES_KEY, QueueKeys  # noqa: E402
+
+HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)
 
 DOC = ROOT / "docs" / "scale.md"
 BEGIN = "<!-- cleanup_orphans:begin -->"
@@ -64,18 +67,19 @@ def redis_leftovers(client: redis.Redis, names: list[str]) -> Counter[str]:
     """Per key kind (`state`, `payload`, ..., `cqs:due entry`): how many the queues have."""
     found: Counter[str] = Counter()
     for name in names:
-        pattern = f"cqs:{{{name}}}:*"
-        for key in client.scan_iter(match=pattern, count=1000):  # names have no glob chars
+        queue_key = HOME.queue(name).key
+        pattern = f"cqs:{{{queue_key}}}:*"
+        for key in client.scan_iter(match=pattern, count=1000):  # keys have no glob chars
             found[str(key).rsplit(":", 1)[1]] += 1
-        if client.zscore(DUE_KEY, name) is not None:
+        if client.zscore(DUE_KEY, queue_key) is not None:
             found[DUE_ENTRY] += 1
-        if client.sismember(STORE_DELETE_QUEUES_KEY, name):
+        if client.sismember(STORE_DELETE_QUEUES_KEY, queue_key):
             found[STORE_DELETES_ENTRY] += 1
     return found
 
 
 def cached_messages(client: redis.Redis, name: str) -> dict[str, int]:
-    keys = QueueKeys(name)
+    keys = QueueKeys(HOME.queue(name))
     return {
         "payload": int(client.hlen(keys.payload)),
         "receipt": int(client.hlen(keys.receipt)),

@@ -43,8 +43,10 @@ from _common import host_lines, write_section  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
-from cqs.model import Message  # noqa: E402
+from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, Message, QueueIdentity, QueueNamespace  # noqa: E402
 from cqs.redis_cache.cache import RedisMessageCache  # noqa: E402
+
+HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)
 
 DOC = ROOT / "docs" / "scale.md"
 BEGIN = "<!-- revisibility_scale:begin -->"
@@ -73,11 +75,11 @@ def nonces(count: int) -> list[str]:
     return [uuid.uuid4().hex[:12] for _ in range(count)]
 
 
-async def release_due(cache: RedisMessageCache, now_ms: int, limit: int) -> list[str]:
+async def release_due(cache: RedisMessageCache, now_ms: int, limit: int) -> list[QueueIdentity]:
     return await cache.release_due(now_ms, limit, SWEEPER, SWEEP_LEASE_MS)
 
 
-async def fill(cache: RedisMessageCache, queue: str, far: int, reservoir: int, page: int) -> None:
+async def fill(cache: RedisMessageCache, queue: QueueIdentity, far: int, reservoir: int, page: int) -> None:
     """`far` messages loaded in flight for an hour (`hidden_until`), `reservoir` visible."""
     owner = "bench-" + uuid.uuid4().hex[:8]
     now = int(time.time() * 1000)
@@ -93,7 +95,7 @@ async def fill(cache: RedisMessageCache, queue: str, far: int, reservoir: int, p
     assert await cache.finish_fill(queue, owner)
 
 
-async def make_due(cache: RedisMessageCache, queues: list[str], due: int) -> None:
+async def make_due(cache: RedisMessageCache, queues: list[QueueIdentity], due: int) -> None:
     """Hide `due` reservoir messages (spread over `queues`) with a deadline already past."""
     past = int(time.time() * 1000) - 10_000
     share, extra = divmod(due, len(queues))
@@ -144,7 +146,7 @@ async def measure_layout(
     cache = RedisMessageCache([redis_url], socket_timeout=30.0)
     admin = Redis.from_url(redis_url, decode_responses=True)
     tag = uuid.uuid4().hex[:6]
-    queues = [f"bench-rv-{tag}-{index}" for index in range(queue_count)]
+    queues = [HOME.queue(f"bench-rv-{tag}-{index}") for index in range(queue_count)]
     rows: list[Row] = []
     try:
         reservoir = max(dues)
@@ -168,7 +170,7 @@ async def measure_layout(
                 now = int(time.time() * 1000)
                 began = time.perf_counter()
                 calls = 0
-                released: set[str] = set()
+                released: set[QueueIdentity] = set()
                 while True:
                     calls += 1
                     names = await release_due(cache, now, args.limit)

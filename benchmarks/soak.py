@@ -70,7 +70,10 @@ from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
+from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
+
+HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)
 
 DOC = ROOT / "docs" / "reliability.md"
 BEGIN = "<!-- soak:begin -->"
@@ -415,7 +418,7 @@ class Soak:
         try:
             pending = set(self.queues)
             while pending and time.monotonic() - restarted < 60:
-                pending = {q for q in pending if client.get(QueueKeys(q).state) != "ready"}
+                pending = {q for q in pending if client.get(QueueKeys(HOME.queue(q)).state) != "ready"}
                 time.sleep(0.05)
         finally:
             client.close()

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 from cqs import arns, dead_letter_policy
 from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
-from cqs.model import CacheState, Message, Queue
+from cqs.model import CacheState, Message, Queue, QueueNamespace
 from cqs.ports import CacheInspection, MessageStore, QueueCatalog
 from cqs.ports.inspection import (
     MAX_PEEK,
@@ -49,6 +49,7 @@ class StorageQueueInspector:
 
     `worker_pids` names the API processes serving this port (the workers of
     `cqs serve --workers N`, or this process alone); processes on other hosts are not seen.
+    Queues are named within `namespace`, the deployment's own account and region.
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class StorageQueueInspector:
         catalog: QueueCatalog,
         store: MessageStore,
         cache: CacheInspection,
+        namespace: QueueNamespace,
         *,
         worker_pids: Callable[[], Sequence[int]] = lambda: [os.getpid()],
         clock: Callable[[], float] = time.time,
@@ -63,6 +65,7 @@ class StorageQueueInspector:
         self._catalog = catalog
         self._store = store
         self._cache = cache
+        self._namespace = namespace
         self._worker_pids = worker_pids
         self._clock = clock
         self._links: dict[str, str] = {}
@@ -74,7 +77,7 @@ class StorageQueueInspector:
         return int(self._clock() * 1000)
 
     async def _queue(self, name: str) -> Queue:
-        queue = await self._catalog.get(name)
+        queue = await self._catalog.get(self._namespace.queue(name))
         if queue is None:
             raise QueueDoesNotExist("The specified queue does not exist.")
         return queue
@@ -103,10 +106,10 @@ class StorageQueueInspector:
     async def _with_states(self, queue: Queue, messages: list[Message]) -> list[PeekedMessage]:
         now_ms = self._now_ms()
         try:
-            if await self._cache.state(queue.name) is not CacheState.READY:
+            if await self._cache.state(queue.identity) is not CacheState.READY:
                 return [_from_store(message, now_ms) for message in messages]
             states = await self._cache.message_states(
-                queue.name, [message.message_id for message in messages], now_ms
+                queue.identity, [message.message_id for message in messages], now_ms
             )
         except StorageError:
             return [PeekedMessage(message, UNKNOWN) for message in messages]
@@ -139,7 +142,7 @@ class StorageQueueInspector:
 
         async def target(name: str) -> str | None:
             async with gate:
-                queue = await self._catalog.get(name)
+                queue = await self._catalog.get(self._namespace.queue(name))
             policy = dead_letter_policy.parse_redrive_policy(
                 None if queue is None else queue.attributes.get("RedrivePolicy")
             )
@@ -147,7 +150,7 @@ class StorageQueueInspector:
                 policy.dead_letter_target_arn
             )
 
-        names = await self._catalog.list_names()
+        names = await self._catalog.list_names(*self._namespace)
         self._links_ttl = max(LINKS_TTL_SECONDS, len(names) / LINKS_QUEUES_PER_SECOND)
         targets = await asyncio.gather(*(target(name) for name in names))
         return {
@@ -161,7 +164,7 @@ class StorageQueueInspector:
     # --- cluster -----------------------------------------------------------------------------
 
     def server_label_for(self, queue_name: str) -> str:
-        return self._cache.server_label_for(queue_name)
+        return self._cache.server_label_for(self._namespace.queue(queue_name))
 
     async def cluster(self) -> ClusterView:
         now_ms = self._now_ms()
@@ -170,7 +173,7 @@ class StorageQueueInspector:
         )
         owned: dict[str, list[str]] = {server: [] for server in servers}
         for name in names_read or []:
-            owned.setdefault(self._cache.server_label_for(name), []).append(name)
+            owned.setdefault(self.server_label_for(name), []).append(name)
         redis_views = []
         for server, figures in sorted(servers.items()):
             earliest = int(figures.get("earliest_due_ms", now_ms))
@@ -191,7 +194,7 @@ class StorageQueueInspector:
 
     async def _names(self) -> list[str] | None:
         try:
-            return await self._catalog.list_names()
+            return await self._catalog.list_names(*self._namespace)
         except StorageError:
             return None
 

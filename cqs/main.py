@@ -31,6 +31,7 @@ from cqs.cassandra_store import (
     CassandraMessageStore,
     CassandraQueueCatalog,
     CassandraSession,
+    KeyspaceNeedsMigration,
 )
 from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
@@ -39,6 +40,7 @@ from cqs.clock_route import add_test_clock_route
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
 from cqs.inspection import StorageQueueInspector as QueueInspector
+from cqs.model import QueueIdentity, QueueNamespace
 from cqs.observability.exposition import live_worker_pids, multiprocess_directory
 from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub
@@ -104,8 +106,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             store,
             cache,
             ReceiptSigner(secret),
-            account_id=settings.account_id,
-            region=settings.region,
+            home=QueueNamespace(settings.account_id, settings.region),
             tuning=ServiceTuning(
                 long_poll_recheck_seconds=settings.long_poll_recheck_seconds,
                 cache_fill_lease_seconds=settings.cache_fill_lease_seconds,
@@ -117,7 +118,9 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
         )
         holder["service"] = service
         hub.attach(
-            statistics=QueueStatistics(catalog.list_names, cache, wall_clock=clock.time),
+            statistics=QueueStatistics(
+                catalog, cache, service.home, wall_clock=clock.time
+            ),
             readiness=ReadinessProbe(
                 cache.ping_servers, session.ping,
                 redis_labels=[server_label(url) for url in settings.redis_urls],
@@ -127,7 +130,9 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
         app[SERVICE_KEY] = service
         app[CACHE_KEY] = cache
         if console is not None:
-            inspector = QueueInspector(catalog, store, cache, worker_pids=api_process_ids)
+            inspector = QueueInspector(
+                catalog, store, cache, service.home, worker_pids=api_process_ids
+            )
             console.attach(inspector, shared_secret=secret)
         worker = RevisibilityWorker(
             cache,
@@ -252,7 +257,9 @@ async def open_cassandra(
     return session, catalog, store
 
 
-async def rebalance_caches(settings: Settings, previous_redis_urls: Sequence[str]) -> list[str]:
+async def rebalance_caches(
+    settings: Settings, previous_redis_urls: Sequence[str]
+) -> list[QueueIdentity]:
     """`cqs rebalance`: the adapters of the old and the new ring, for the operation."""
     session, catalog, store = await open_cassandra(settings)
     before = RedisMessageCache(list(previous_redis_urls))
@@ -313,14 +320,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")
         previous = [u.strip() for u in args.previous_redis_urls.split(",") if u.strip()]
         moved = asyncio.run(rebalance_caches(settings, previous))
-        print(f"moved {len(moved)} queue(s): {' '.join(moved)}")
+        print(f"moved {len(moved)} queue(s): {' '.join(queue.key for queue in moved)}")
         return 0
     # SIGTERM must unwind through the ExitStack so embedded services stop with us.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         serve(settings)
-    except EmbeddedStartError as error:  # what is missing and how to get it: no traceback
-        print(f"cqs serve: {error}", file=sys.stderr)
+    except (EmbeddedStartError, KeyspaceNeedsMigration) as error:
+        print(f"cqs serve: {error}", file=sys.stderr)  # what to do about it: no traceback
         return 1
     except KeyboardInterrupt:
         pass

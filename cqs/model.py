@@ -16,6 +16,10 @@ from cqs.errors import CqsError
 # FIFO: AWS keeps a MessageDeduplicationId (and a ReceiveRequestAttemptId) for five minutes.
 DEDUPLICATION_INTERVAL_MS = 300_000
 
+# The account and region of queues when nobody says otherwise (the single-tenant default).
+DEFAULT_ACCOUNT_ID = "000000000000"
+DEFAULT_REGION = "us-east-1"
+
 # SQS defaults for the queue attributes a client may set (AWS SQS API reference, CreateQueue).
 DEFAULT_QUEUE_ATTRIBUTES: Mapping[str, str] = {
     "DelaySeconds": "0",
@@ -35,6 +39,43 @@ class MessageAttributeValue:
     binary_value: bytes | None = None
 
 
+class QueueIdentity(NamedTuple):
+    """Which queue: SQS queue names are unique only within one account and one region."""
+
+    account_id: str
+    region: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """`<account>:<region>:<name>`, the queue's key in the cache (no part holds a colon)."""
+        return f"{self.account_id}:{self.region}:{self.name}"
+
+    @classmethod
+    def from_key(cls, key: str) -> QueueIdentity:
+        account_id, region, name = key.split(":", 2)
+        return cls(account_id, region, name)
+
+    @property
+    def fifo(self) -> bool:
+        """FIFO queue names end in ".fifo" (CreateQueue refuses any other combination)."""
+        return self.name.endswith(".fifo")
+
+    @property
+    def namespace(self) -> QueueNamespace:
+        return QueueNamespace(self.account_id, self.region)
+
+
+class QueueNamespace(NamedTuple):
+    """One account's queues in one region: the scope in which queue names are unique."""
+
+    account_id: str
+    region: str
+
+    def queue(self, name: str) -> QueueIdentity:
+        return QueueIdentity(self.account_id, self.region, name)
+
+
 @dataclass(frozen=True, slots=True)
 class Queue:
     """A queue's durable metadata. `attributes` holds every settable attribute, defaults filled."""
@@ -45,6 +86,12 @@ class Queue:
     tags: Mapping[str, str] = field(default_factory=dict)
     created_timestamp: int = 0  # seconds since the epoch, as SQS reports it
     last_modified_timestamp: int = 0
+    account_id: str = DEFAULT_ACCOUNT_ID
+    region: str = DEFAULT_REGION
+
+    @property
+    def identity(self) -> QueueIdentity:
+        return QueueIdentity(self.account_id, self.region, self.name)
 
     def _int(self, name: str) -> int:
         return int(self.attributes.get(name, DEFAULT_QUEUE_ATTRIBUTES[name]))
@@ -201,7 +248,7 @@ class ReceiveOutcome:
 class ReceiptHandle:
     """What a signed receipt handle says: which message of which queue, from which receive."""
 
-    queue_name: str
+    queue_key: str  # QueueIdentity.key: a handle of one account's queue fits no other
     message_id: str
     receipt_nonce: str
 

@@ -1,12 +1,12 @@
 """Signed receipt handles: what a receive hands out and delete / change-visibility accept.
 
 Owns the handle format: url-safe base64 (no padding) of a compact binary record of queue
-name, message id and receipt nonce, followed by a truncated HMAC-SHA256 over that record.
-A handle cannot be forged without the secret, and one issued for one queue is refused by
-another. Pure code: imports only `cqs.model`, `cqs.errors` and the standard library.
+key (account, region and name), message id and receipt nonce, followed by a truncated
+HMAC-SHA256 over that record. A handle cannot be forged without the secret, and one issued
+for one queue is refused by another, in any account or region. Pure code: imports only `cqs.model`, `cqs.errors` and the standard library.
 
 Record layout (version 1):
-    version (1 byte) | flags (1 byte) | len + queue name (UTF-8)
+    version (1 byte) | flags (1 byte) | len + queue key (UTF-8)
     | message id: 16 UUID bytes if flags has MESSAGE_ID_IS_UUID, else len + UTF-8
     | len + receipt nonce (UTF-8) | tag (TAG_BYTES of HMAC-SHA256)
 Every `len` is one byte.
@@ -55,8 +55,8 @@ class ReceiptSigner:
         token = record + self._tag(record)
         return base64.urlsafe_b64encode(token).rstrip(b"=").decode("ascii")
 
-    def read(self, text: str, queue_name: str) -> ReceiptHandle:
-        """What `text` says, if this signer issued it for `queue_name`.
+    def read(self, text: str, queue_key: str) -> ReceiptHandle:
+        """What `text` says, if this signer issued it for `queue_key`.
 
         Raises ReceiptHandleIsInvalid for anything else: not base64, truncated, altered,
         signed with another secret, or issued for another queue.
@@ -68,7 +68,7 @@ class ReceiptSigner:
         if not hmac.compare_digest(tag, self._tag(record)):
             raise _invalid(text)
         handle = _decode_record(record)
-        if handle is None or handle.queue_name != queue_name:
+        if handle is None or handle.queue_key != queue_key:
             raise _invalid(text)
         return handle
 
@@ -93,7 +93,7 @@ def _encode_record(handle: ReceiptHandle) -> bytes:
     return b"".join(
         (
             bytes((FORMAT_VERSION, flags)),
-            _length_prefixed(handle.queue_name, "queue name"),
+            _length_prefixed(handle.queue_key, "queue key"),
             message_id_field,
             _length_prefixed(handle.receipt_nonce, "receipt nonce"),
         )
@@ -135,7 +135,7 @@ def _decode_record(record: bytes) -> ReceiptHandle | None:
         version, flags = reader.take(1)[0], reader.take(1)[0]
         if version != FORMAT_VERSION or flags & ~MESSAGE_ID_IS_UUID:
             return None
-        queue_name = reader.take_text()
+        queue_key = reader.take_text()
         if flags & MESSAGE_ID_IS_UUID:
             message_id = str(uuid.UUID(bytes=reader.take(16)))
         else:
@@ -145,7 +145,7 @@ def _decode_record(record: bytes) -> ReceiptHandle | None:
         return None
     if not reader.at_end():
         return None
-    return ReceiptHandle(queue_name=queue_name, message_id=message_id, receipt_nonce=nonce)
+    return ReceiptHandle(queue_key=queue_key, message_id=message_id, receipt_nonce=nonce)
 
 
 class _RecordReader:

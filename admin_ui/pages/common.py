@@ -113,4 +113,5 @@ async def dead_letter_links(console: AdminConsole) -> dict[str, str]:
 async def is_fifo(service: QueueService, name: str) -> bool:
     """Whether the queue is FIFO, as the service knows it (without reading its counts, as
     `describe_queue` would)."""
-    return (await service.get_queue_attributes(name, ["FifoQueue"])).get("FifoQueue") == "true"
+    attributes = await service.get_queue_attributes(service.home.queue(name), ["FifoQueue"])
+    return attributes.get("FifoQueue") == "true"

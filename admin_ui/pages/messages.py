@@ -62,7 +62,9 @@ async def send_message(request: web.Request) -> web.Response:
     name = queue_name_of(request)
     form = await request.post()
     try:
-        sent = await console.service.send_message(name, forms.send_request(form))
+        sent = await console.service.send_message(
+            console.service.home.queue(name), forms.send_request(form)
+        )
     except QueueDoesNotExist:
         raise
     except (forms.FormError, CqsError) as error:

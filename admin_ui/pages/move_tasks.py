@@ -24,8 +24,8 @@ async def start_move_task(request: web.Request) -> web.Response:
         if rate_text and not rate_text.isdigit():
             raise forms.FormError("Messages per second must be a whole number.")
         await service.start_message_move_task(
-            service.queue_arn(queue_name_of(request)),
-            service.queue_arn(destination) if destination else None,
+            service.queue_arn(service.home.queue(queue_name_of(request))),
+            service.queue_arn(service.home.queue(destination)) if destination else None,
             int(rate_text) if rate_text else None,
         )
 

@@ -45,16 +45,20 @@ async def _live_figures(
     (`polled`) uses the inspector's dead-letter links, re-read every few seconds.
     """
     service = console.service
-    counts = await service.get_queue_attributes(name, list(COUNT_ATTRIBUTES))
+    counts = await service.get_queue_attributes(service.home.queue(name), list(COUNT_ATTRIBUTES))
     snapshot = await console.statistics.read([name])
     if polled:
         links = await dead_letter_links(console)
         sources = sorted(source for source, dlq in links.items() if dlq == name)
     else:
-        sources, _ = await service.list_dead_letter_source_queues(name, None, None)
+        sources, _ = await service.list_dead_letter_source_queues(
+            service.home.queue(name), None, None
+        )
     tasks: list[MessageMoveTask] = []
     if sources:
-        tasks = await service.list_message_move_tasks(service.queue_arn(name), MOVE_TASKS_SHOWN)
+        tasks = await service.list_message_move_tasks(
+            service.queue_arn(service.home.queue(name)), MOVE_TASKS_SHOWN
+        )
     totals = (await asyncio.to_thread(console.hub.exposition.queue_totals)).get(name, {})
     return presenters.live_figures(
         name, counts, snapshot,
@@ -79,7 +83,7 @@ async def _queue_page(
     status: int = 200,
 ) -> web.Response:
     console = console_of(request)
-    queue = await console.service.describe_queue(name)
+    queue = await console.service.describe_queue(console.service.home.queue(name))
     live = await _live_figures(console, name)
     return await render(request, "queue.html", {
         "nav": "queues",
@@ -109,13 +113,13 @@ async def set_attributes(request: web.Request) -> web.Response:
     console = console_of(request)
     name = queue_name_of(request)
     form = await request.post()
-    queue = await console.service.describe_queue(name)
+    queue = await console.service.describe_queue(console.service.home.queue(name))
     changed = forms.changed_attributes(form, queue.attributes, queue.fifo)
     if not changed:
         await flash(request, "ok", "Nothing changed.")
         raise web.HTTPSeeOther(queue_url(name) + "#attributes")
     try:
-        await console.service.set_queue_attributes(name, changed)
+        await console.service.set_queue_attributes(console.service.home.queue(name), changed)
     except QueueDoesNotExist:
         raise
     except CqsError as error:
@@ -142,7 +146,7 @@ async def tag_queue(request: web.Request) -> web.Response:
         await flash(request, "error", "Type at least one tag as key=value.")
         raise web.HTTPSeeOther(queue_url(name) + "#tags")
     return await act(
-        request, console.service.tag_queue(name, tags),
+        request, console.service.tag_queue(console.service.home.queue(name), tags),
         "Tagged " + ", ".join(sorted(tags)) + ".", "#tags",
     )
 
@@ -151,14 +155,17 @@ async def untag_queue(request: web.Request) -> web.Response:
     console = console_of(request)
     key = forms.text(await request.post(), "key")
     return await act(
-        request, console.service.untag_queue(queue_name_of(request), [key]),
+        request, console.service.untag_queue(
+            console.service.home.queue(queue_name_of(request)), [key]
+        ),
         f"Removed tag {key}.", "#tags",
     )
 
 
 async def purge_queue(request: web.Request) -> web.Response:
     service = console_of(request).service
-    return await act(request, service.purge_queue(queue_name_of(request)), "Queue purged.")
+    purging = service.purge_queue(service.home.queue(queue_name_of(request)))
+    return await act(request, purging, "Queue purged.")
 
 
 # --- deleting a queue ---------------------------------------------------------------------
@@ -166,7 +173,8 @@ async def purge_queue(request: web.Request) -> web.Response:
 
 async def delete_form(request: web.Request) -> web.Response:
     name = queue_name_of(request)
-    await console_of(request).service.get_queue_url(name)  # 404 for a missing queue
+    service = console_of(request).service
+    await service.get_queue_url(service.home.queue(name))  # 404 for a missing queue
     return await render(request, "delete.html", {"nav": "queues", "name": name, "error": None})
 
 
@@ -179,7 +187,7 @@ async def delete_queue(request: web.Request) -> web.Response:
             "nav": "queues", "name": name,
             "error": "Type the queue's name exactly to delete it.",
         }, 400)
-    await console.service.delete_queue(name)
+    await console.service.delete_queue(console.service.home.queue(name))
     console.forget_names()
     await flash(request, "ok", f"Queue {name} deleted.")
     raise web.HTTPSeeOther(PREFIX + "/")

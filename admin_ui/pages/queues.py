@@ -120,10 +120,13 @@ async def create_queue(request: web.Request) -> web.Response:
     name = forms.text(form, "QueueName").strip()
     try:
         dead_letter_queue = forms.text(form, "DeadLetterQueue").strip()
-        arn = console.service.queue_arn(dead_letter_queue) if dead_letter_queue else None
+        service = console.service
+        arn = (
+            service.queue_arn(service.home.queue(dead_letter_queue)) if dead_letter_queue else None
+        )
         attributes = forms.create_attributes(form, arn)
         tags = forms.parse_tags(forms.text(form, "Tags"))
-        await console.service.create_queue(name, attributes, tags)
+        await service.create_queue(service.home.queue(name), attributes, tags)
     except (forms.FormError, CqsError) as error:
         return await _new_queue_page(request, typed, described(error), 400)
     console.forget_names()

@@ -7,7 +7,11 @@ driver); the service reaches it through the ports, and only `cqs.main` imports i
 from __future__ import annotations
 
 from cqs.cassandra_store.catalog import CassandraQueueCatalog
-from cqs.cassandra_store.connection import CassandraConnection, connect
+from cqs.cassandra_store.connection import (
+    CassandraConnection,
+    KeyspaceNeedsMigration,
+    connect,
+)
 from cqs.cassandra_store.session import CassandraSession
 from cqs.cassandra_store.store import CassandraMessageStore
 
@@ -16,5 +20,6 @@ __all__ = [
     "CassandraMessageStore",
     "CassandraQueueCatalog",
     "CassandraSession",
+    "KeyspaceNeedsMigration",
     "connect",
 ]

@@ -1,7 +1,9 @@
 """CassandraQueueCatalog: queue metadata and the shared signing secret, in Cassandra.
 
-Owns the use of the `queues` and `settings` tables, the purge and deletion records and the
-message move tasks. Without lightweight transactions (CQL 3.0.0),
+Owns the use of the catalog and `settings` tables, the purge and deletion records and the
+message move tasks. Queues are found by `QueueIdentity` (account id, region, name); one
+partition per account and region holds its queues in name order. Without lightweight
+transactions (CQL 3.0.0),
 `create` reads, inserts when absent and returns what is stored; two racing creators of one
 name converge on the last write. Imports `cqs.model`, `cqs.errors` and this package; never
 the service, Redis or aiohttp.
@@ -11,15 +13,16 @@ from __future__ import annotations
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
-from cqs.cassandra_store.session import CassandraSession
-from cqs.model import MessageMoveTask, MoveTaskStatus, Queue
+from cqs.cassandra_store.session import CassandraSession, Row
+from cqs.model import MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
 
 SHARED_SECRET_SETTING = "receipt_handles.secret"
 _LIST_PAGE = 1000
 
+_NAMESPACE = "account_id = ? AND region = ?"
 _SELECT_QUEUE = (
     "SELECT name, queue_id, attributes, tags, created_s, modified_s"
-    f" FROM {schema.QUEUES_TABLE} WHERE name = ?"
+    f" FROM {schema.QUEUES_TABLE} WHERE {_NAMESPACE} AND name = ?"
 )
 
 
@@ -35,59 +38,96 @@ class CassandraQueueCatalog:
         return cls(session, owns_session=True)
 
     async def create(self, queue: Queue) -> Queue:
-        existing = await self.get(queue.name)
+        existing = await self.get(queue.identity)
         if existing is not None:
             return existing
         row = rows.queue_to_row(queue)
         await self._session.write(
             f"INSERT INTO {schema.QUEUES_TABLE}"
-            " (name, queue_id, attributes, tags, created_s, modified_s)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [row.name, row.queue_id, row.attributes, row.tags, row.created_s, row.modified_s],
+            " (account_id, region, name, queue_id, attributes, tags, created_s, modified_s)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [row.account_id, row.region, row.name, row.queue_id, row.attributes, row.tags,
+             row.created_s, row.modified_s],
         )
-        stored = await self.get(queue.name)
+        stored = await self.get(queue.identity)
         return stored if stored is not None else queue  # deleted again meanwhile
 
-    async def get(self, name: str) -> Queue | None:
-        found = await self._session.read(_SELECT_QUEUE, [name])
+    async def get(self, identity: QueueIdentity) -> Queue | None:
+        found = await self._session.read(_SELECT_QUEUE, list(identity))
         if not found or found[0].queue_id is None:
             return None
         row = found[0]
         return rows.queue_from_row(
-            row.name, row.queue_id, row.attributes, row.tags, row.created_s, row.modified_s
+            identity, row.queue_id, row.attributes, row.tags, row.created_s, row.modified_s
         )
 
-    async def list_names(self) -> list[str]:
-        """Every name, paging by token (protocol v1 has no driver paging)."""
+    async def list_names(self, account_id: str, region: str) -> list[str]:
+        """The names of one account's queues in one region, sorted (one partition)."""
+        select = f"SELECT name, queue_id FROM {schema.QUEUES_TABLE} WHERE {_NAMESPACE}"
         names: list[str] = []
-        page = await self._session.read(
-            f"SELECT name, queue_id FROM {schema.QUEUES_TABLE} LIMIT {_LIST_PAGE}"
-        )
+        page = await self._session.read(f"{select} LIMIT {_LIST_PAGE}", [account_id, region])
         while page:
             names.extend(row.name for row in page if row.queue_id is not None)
             if len(page) < _LIST_PAGE:
                 break
             page = await self._session.read(
-                f"SELECT name, queue_id FROM {schema.QUEUES_TABLE}"
-                f" WHERE token(name) > token(?) LIMIT {_LIST_PAGE}",
-                [page[-1].name],
+                f"{select} AND name > ? LIMIT {_LIST_PAGE}", [account_id, region, page[-1].name]
             )
-        return sorted(names)
+        return names
+
+    async def list_all(self) -> list[QueueIdentity]:
+        """Every queue of every account and region, sorted.
+
+        Pages by partition token, finishing a partition cut off by a page first (protocol
+        v1 has no driver paging).
+        """
+        columns = f"account_id, region, name, queue_id FROM {schema.QUEUES_TABLE}"
+        found: list[QueueIdentity] = []
+
+        def collect(page: list[Row]) -> None:
+            found.extend(
+                QueueIdentity(row.account_id, row.region, row.name)
+                for row in page if row.queue_id is not None
+            )
+
+        page = await self._session.read(f"SELECT {columns} LIMIT {_LIST_PAGE}")
+        while page:
+            collect(page)
+            if len(page) < _LIST_PAGE:
+                break
+            last = page[-1]
+            while True:  # the rest of the last row's partition
+                rest = await self._session.read(
+                    f"SELECT {columns} WHERE {_NAMESPACE} AND name > ? LIMIT {_LIST_PAGE}",
+                    [last.account_id, last.region, last.name],
+                )
+                collect(rest)
+                if len(rest) < _LIST_PAGE:
+                    break
+                last = rest[-1]
+            page = await self._session.read(
+                f"SELECT {columns} WHERE token(account_id, region) > token(?, ?)"
+                f" LIMIT {_LIST_PAGE}",
+                [last.account_id, last.region],
+            )
+        return sorted(found)
 
     async def save(self, queue: Queue) -> None:
         """Only the incarnation named by `queue.queue_id`: a deleted queue is not revived."""
-        current = await self.get(queue.name)
+        current = await self.get(queue.identity)
         if current is None or current.queue_id != queue.queue_id:
             return
         row = rows.queue_to_row(queue)
         await self._session.write(
             f"UPDATE {schema.QUEUES_TABLE} SET attributes = ?, tags = ?, modified_s = ?"
-            " WHERE name = ?",
-            [row.attributes, row.tags, row.modified_s, row.name],
+            f" WHERE {_NAMESPACE} AND name = ?",
+            [row.attributes, row.tags, row.modified_s, row.account_id, row.region, row.name],
         )
 
-    async def delete(self, name: str) -> None:
-        await self._session.write(f"DELETE FROM {schema.QUEUES_TABLE} WHERE name = ?", [name])
+    async def delete(self, identity: QueueIdentity) -> None:
+        await self._session.write(
+            f"DELETE FROM {schema.QUEUES_TABLE} WHERE {_NAMESPACE} AND name = ?", list(identity)
+        )
 
     async def shared_secret(self, candidate: bytes) -> bytes:
         return await self._session.agreed_setting(SHARED_SECRET_SETTING, candidate)
@@ -108,16 +148,19 @@ class CassandraQueueCatalog:
         )
         return int(found[0].purged_ms) if found and found[0].purged_ms is not None else None
 
-    async def record_deletion(self, name: str, deleted_ms: int) -> None:
+    async def record_deletion(self, identity: QueueIdentity, deleted_ms: int) -> None:
         await self._session.write(
-            f"INSERT INTO {schema.DELETED_QUEUES_TABLE} (name, deleted_ms) VALUES (?, ?)"
+            f"INSERT INTO {schema.DELETED_QUEUES_TABLE}"
+            " (account_id, region, name, deleted_ms) VALUES (?, ?, ?, ?)"
             f" USING TTL {schema.EVENT_RECORD_TTL_SECONDS}",
-            [name, deleted_ms],
+            [*identity, deleted_ms],
         )
 
-    async def deleted_ms(self, name: str) -> int | None:
+    async def deleted_ms(self, identity: QueueIdentity) -> int | None:
         found = await self._session.read(
-            f"SELECT deleted_ms FROM {schema.DELETED_QUEUES_TABLE} WHERE name = ?", [name]
+            f"SELECT deleted_ms FROM {schema.DELETED_QUEUES_TABLE}"
+            f" WHERE {_NAMESPACE} AND name = ?",
+            list(identity),
         )
         return int(found[0].deleted_ms) if found and found[0].deleted_ms is not None else None
 

@@ -41,6 +41,11 @@ log = logging.getLogger("cqs.cassandra")
 T = TypeVar("T")
 
 
+class KeyspaceNeedsMigration(RuntimeError):
+    """The keyspace holds tables of a cqs version before queue identity held the account
+    and region, not yet copied by `cqs migrate`; serving it would hide every queue."""
+
+
 @dataclass(frozen=True, slots=True)
 class CassandraConnection:
     """Where the keyspace is and how to talk to it; the same for every session of a process.
@@ -193,6 +198,14 @@ async def _prepare_keyspace(
         await blocking("create keyspace", _create_once, driver_session, ddl, timeout)
         await blocking("read schema", cluster.refresh_schema_metadata)
     existing = set(cluster.metadata.keyspaces[keyspace].tables)
+    if schema.LEGACY_QUEUES_TABLE in existing and not await blocking(
+        "read settings", _migrated, driver_session, keyspace, existing, timeout
+    ):
+        raise KeyspaceNeedsMigration(
+            f"keyspace {keyspace} was written by an earlier cqs version; stop every cqs"
+            " process and run `cqs migrate` with the same Cassandra settings (see"
+            " docs/operations.md, Upgrading)"
+        )
     definitions = schema.table_definitions(
         keyspace, connection.message_gc_grace_seconds, compact_tables=compact_tables
     )
@@ -241,6 +254,20 @@ def replication_factor(strategy: Any) -> int:
         return int(str(options.get("replication_factor", 1)).split("/")[0])
     except ValueError:
         return 1
+
+
+def _migrated(
+    driver_session: DriverSession, keyspace: str, tables: set[str], timeout: float
+) -> bool:
+    """Whether `cqs migrate` finished copying the legacy tables of the keyspace."""
+    if schema.SETTINGS_TABLE not in tables:
+        return False
+    found = driver_session.execute(
+        f"SELECT value FROM {keyspace}.{schema.SETTINGS_TABLE} WHERE name = %s",
+        [schema.SCHEMA_MIGRATED_SETTING],
+        timeout=timeout,
+    ).one()
+    return found is not None and found.value is not None
 
 
 def _create_once(driver_session: DriverSession, ddl: str, timeout: float) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cqs import message_codec
-from cqs.model import Message, MessageMoveTask, MoveTaskStatus, Queue
+from cqs.model import Message, MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
 
 PAYLOAD_VERSION = 1
 
@@ -90,44 +90,66 @@ def message_from_row(message_uuid: uuid.UUID, payload: bytes) -> Message:
 
 @dataclass(frozen=True, slots=True)
 class QueueRow:
-    """The columns of one `queues` row, in the order the store binds them."""
+    """The columns of one catalog row, in the order the store binds them.
 
+    Attributes and tags are JSON objects in text columns, not CQL maps: on Cassandra 1.2
+    writing a whole map also writes a range tombstone into the partition (to clear the old
+    map), and one partition holds every queue of an account and region.
+    """
+
+    account_id: str
+    region: str
     name: str
     queue_id: str
-    attributes: dict[str, str]
-    tags: dict[str, str]
+    attributes: str
+    tags: str
     created_s: int
     modified_s: int
 
 
 def queue_to_row(queue: Queue) -> QueueRow:
     return QueueRow(
+        account_id=queue.account_id,
+        region=queue.region,
         name=queue.name,
         queue_id=queue.queue_id,
-        attributes=dict(queue.attributes),
-        tags=dict(queue.tags),
+        attributes=_json_object(queue.attributes),
+        tags=_json_object(queue.tags),
         created_s=queue.created_timestamp,
         modified_s=queue.last_modified_timestamp,
     )
 
 
 def queue_from_row(
-    name: str,
+    identity: QueueIdentity,
     queue_id: str,
-    attributes: Mapping[str, str] | None,
-    tags: Mapping[str, str] | None,
+    attributes: str | Mapping[str, str] | None,
+    tags: str | Mapping[str, str] | None,
     created_s: int | None,
     modified_s: int | None,
 ) -> Queue:
-    """A queue from its row; Cassandra returns an empty map as None."""
+    """A queue from its row (JSON text; a legacy row's maps, which Cassandra returns as None
+    when empty, are read too)."""
     return Queue(
-        name=name,
+        account_id=identity.account_id,
+        region=identity.region,
+        name=identity.name,
         queue_id=queue_id,
-        attributes=dict(attributes or {}),
-        tags=dict(tags or {}),
+        attributes=_string_map(attributes),
+        tags=_string_map(tags),
         created_timestamp=created_s or 0,
         last_modified_timestamp=modified_s or 0,
     )
+
+
+def _json_object(values: Mapping[str, str]) -> str:
+    return json.dumps(dict(sorted(values.items())), separators=(",", ":"), ensure_ascii=False)
+
+
+def _string_map(stored: str | Mapping[str, str] | None) -> dict[str, str]:
+    if isinstance(stored, str):
+        return {str(key): str(value) for key, value in json.loads(stored or "{}").items()}
+    return dict(stored or {})
 
 
 # --- message move tasks --------------------------------------------------------------------

@@ -2,11 +2,19 @@
 
 Owns the keyspace layout: the queue catalog, the settings table, the message table and its
 bucket index, the purge and deletion records, the message move tasks and the FIFO
-deduplication records. One schema for every supported server: CQL 3.0.0 (Cassandra 1.2)
+deduplication records, and the names of the tables earlier versions used (which
+`cqs migrate` copies from). One schema for every supported server: CQL 3.0.0 (Cassandra 1.2)
 is the floor, and nothing here is refused by Cassandra 3.11, 4.x, 5.0 or ScyllaDB (no
 storage-format clauses, the only table option is `gc_grace_seconds`). There is no
 `IF NOT EXISTS` in CQL 3.0.0, so the session finds existing keyspaces and tables in the
 driver's cluster metadata before creating anything. Imports nothing from cqs and no driver.
+
+Queue identity: a queue is named by (account id, region, queue name), as in SQS, where
+names are unique per account and region. The catalog and the deletion records are keyed by
+that triple, partitioned by (account id, region) so that ListQueues reads one partition in
+name order. Everything else of a queue is keyed by its `queue_id`, a random id of the queue
+incarnation that only the catalog maps from the triple (a re-created queue gets a new one),
+and move tasks by queue ARNs, which hold the triple.
 
 Message layout (see docs/cassandra-deletes.md for the measurements behind it):
 
@@ -26,12 +34,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-QUEUES_TABLE = "queues"
+QUEUES_TABLE = "queue_catalog"
 SETTINGS_TABLE = "settings"
-MESSAGES_TABLE = "messages"
-MESSAGE_BUCKETS_TABLE = "message_buckets"
+MESSAGES_TABLE = "queue_messages"
+MESSAGE_BUCKETS_TABLE = "queue_message_buckets"
 QUEUE_PURGES_TABLE = "queue_purges"
-DELETED_QUEUES_TABLE = "deleted_queues"
+DELETED_QUEUES_TABLE = "queue_deletions"
 MOVE_TASKS_TABLE = "message_move_tasks"
 FIFO_DEDUPLICATIONS_TABLE = "fifo_deduplications"
 # FIFO deduplication records live for AWS's five-minute interval (plus a second of slack);
@@ -40,6 +48,23 @@ DEDUPLICATION_TTL_SECONDS = 301
 # Purge and deletion records only matter for a minute or so (PurgeQueueInProgress,
 # QueueDeletedRecently); they expire after a day so the tables stay small.
 EVENT_RECORD_TTL_SECONDS = 86_400
+
+# The tables of keyspaces written before queue identity held the account and region: the
+# catalog and deletion records keyed by name alone, and the message tables (then often
+# compact). `cqs migrate` copies them into the tables above; a server refuses a keyspace
+# that has them until it is migrated (SCHEMA_MIGRATED_SETTING).
+LEGACY_QUEUES_TABLE = "queues"
+LEGACY_DELETED_QUEUES_TABLE = "deleted_queues"
+LEGACY_MESSAGES_TABLE = "messages"
+LEGACY_MESSAGE_BUCKETS_TABLE = "message_buckets"
+LEGACY_TABLES = (
+    LEGACY_QUEUES_TABLE,
+    LEGACY_DELETED_QUEUES_TABLE,
+    LEGACY_MESSAGES_TABLE,
+    LEGACY_MESSAGE_BUCKETS_TABLE,
+)
+# Written by `cqs migrate` once every legacy row is copied (the `settings` table).
+SCHEMA_MIGRATED_SETTING = "schema.migrated_from_legacy"
 
 SHARD_COUNT = 100
 DEFAULT_BUCKET_SECONDS = 300
@@ -104,12 +129,15 @@ def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
     return {
         QUEUES_TABLE: (
             f"CREATE TABLE {prefix}{QUEUES_TABLE} ("
-            " name text PRIMARY KEY,"
+            " account_id text,"
+            " region text,"
+            " name text,"
             " queue_id text,"
-            " attributes map<text, text>,"
-            " tags map<text, text>,"
+            " attributes text,"  # JSON objects, see rows.QueueRow
+            " tags text,"
             " created_s bigint,"
-            " modified_s bigint)"
+            " modified_s bigint,"
+            " PRIMARY KEY ((account_id, region), name))"
         ),
         SETTINGS_TABLE: (
             f"CREATE TABLE {prefix}{SETTINGS_TABLE} ("
@@ -142,7 +170,8 @@ def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
         # When a queue name was last deleted (QueueDeletedRecently).
         DELETED_QUEUES_TABLE: (
             f"CREATE TABLE {prefix}{DELETED_QUEUES_TABLE} ("
-            " name text PRIMARY KEY, deleted_ms bigint)"
+            " account_id text, region text, name text, deleted_ms bigint,"
+            " PRIMARY KEY ((account_id, region), name))"
         ),
         # Message move tasks by source (dead-letter) queue ARN; owner + heartbeat_ms are
         # the lease of the process running a task.

@@ -82,7 +82,8 @@ async def queue_endpoint(request: web.Request) -> web.Response:
         return _json(starting())
     name = request.match_info["name"]
     try:
-        attributes = await hub.attached.service.get_queue_attributes(name, ["All"])
+        service = hub.attached.service
+        attributes = await service.get_queue_attributes(service.home.queue(name), ["All"])
         snapshot = await hub.attached.statistics.read([name])
     except QueueDoesNotExist:
         return _json(Answer(404, {"error": "QueueDoesNotExist", "queue": name}))

@@ -5,7 +5,8 @@ pipelined read per Redis server through the cache adapter's `queue_stats`), keep
 result for a couple of seconds so that a burst of scrapes costs one read, and the JSON shape
 of the statistics view (what CQS's admin page and CassieQ's statistics endpoint showed).
 Imports `cqs.model` and the standard library; never Prometheus, aiohttp or an adapter (the
-composition root hands in the catalog's `list_names` and the cache).
+composition root hands in the catalog and the cache). The statistics cover the queues of one
+namespace (account and region): the deployment's own.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from cqs.errors import StorageError
-from cqs.model import CacheState, Redelivery
+from cqs.model import CacheState, QueueIdentity, QueueNamespace, Redelivery
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,13 @@ class QueueFigures(Protocol):
 
 
 class QueueFiguresSource(Protocol):
-    async def queue_stats(self, queue_names: Sequence[str]) -> Mapping[str, QueueFigures]: ...
+    async def queue_stats(
+        self, queues: Sequence[QueueIdentity]
+    ) -> Mapping[QueueIdentity, QueueFigures]: ...
+
+
+class QueueNameSource(Protocol):
+    async def list_names(self, account_id: str, region: str) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -65,16 +72,18 @@ class QueueStatistics:
 
     def __init__(
         self,
-        list_names: Callable[[], Awaitable[list[str]]],
+        catalog: QueueNameSource,
         source: QueueFiguresSource,
+        namespace: QueueNamespace,
         *,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
         names_ttl_seconds: float = DEFAULT_NAMES_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        self._list_names = list_names
+        self._catalog = catalog
         self._source = source
+        self._namespace = namespace
         self._ttl = ttl_seconds
         self._names_ttl = names_ttl_seconds
         self._clock = clock
@@ -98,17 +107,17 @@ class QueueStatistics:
     async def read(self, queue_names: Sequence[str]) -> QueueSnapshot:
         """The figures of `queue_names`, read now (not cached)."""
         started = time.perf_counter()
-        queues = await self._source.queue_stats(queue_names)
+        figures = await self._source.queue_stats([self._namespace.queue(n) for n in queue_names])
         return QueueSnapshot(
             taken_ms=int(self._wall_clock() * 1000),
             read_seconds=time.perf_counter() - started,
-            queues=queues,
+            queues={queue.name: found for queue, found in figures.items()},
         )
 
     async def _queue_names(self) -> list[str]:
         if self._names_at is None or self._clock() - self._names_at >= self._names_ttl:
             try:
-                self._names = list(await self._list_names())
+                self._names = list(await self._catalog.list_names(*self._namespace))
                 self._names_at = self._clock()
             except StorageError:
                 log.debug("queue statistics: catalog unreachable, using the last queue names")

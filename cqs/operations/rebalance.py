@@ -12,6 +12,7 @@ import contextlib
 from typing import Protocol
 
 from cqs.errors import StorageUnavailable
+from cqs.model import QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog
 
 # Deferred deletes read from the old ring at most (all of them, in practice).
@@ -21,29 +22,29 @@ _DEFERRED_DELETES_LIMIT = 1_000_000
 class RingedCache(Protocol):
     """A message cache spread over a ring of servers, as the move needs it."""
 
-    def server_url_for(self, queue_name: str) -> str: ...
+    def server_url_for(self, queue: QueueIdentity) -> str: ...
 
-    async def deferred_store_deletes(self, limit: int) -> dict[str, list[str]]: ...
+    async def deferred_store_deletes(self, limit: int) -> dict[QueueIdentity, list[str]]: ...
 
-    async def drop(self, queue_name: str) -> None: ...
+    async def drop(self, queue: QueueIdentity) -> None: ...
 
 
 async def rebalance(
     catalog: QueueCatalog, store: MessageStore, before: RingedCache, after: RingedCache
-) -> list[str]:
+) -> list[QueueIdentity]:
     """Move every queue whose owner differs between the `before` and `after` rings; the
-    names of the moved queues. The old owner may be gone: its drop is then skipped."""
+    moved queues. The old owner may be gone: its drop is then skipped."""
     pending = await before.deferred_store_deletes(_DEFERRED_DELETES_LIMIT)
-    moved: list[str] = []
-    for name in await catalog.list_names():
-        if before.server_url_for(name) == after.server_url_for(name):
+    moved: list[QueueIdentity] = []
+    for identity in await catalog.list_all():
+        if before.server_url_for(identity) == after.server_url_for(identity):
             continue
-        queue = await catalog.get(name)
+        queue = await catalog.get(identity)
         if queue is not None:
-            for message_id in pending.get(name, []):
+            for message_id in pending.get(identity, []):
                 await store.delete(queue, message_id)
         with contextlib.suppress(StorageUnavailable):
-            await before.drop(name)
-        await after.drop(name)
-        moved.append(name)
+            await before.drop(identity)
+        await after.drop(identity)
+        moved.append(identity)
     return moved

@@ -29,6 +29,7 @@ from cqs.model import (
     FifoAdmission,
     Message,
     MessageCounts,
+    QueueIdentity,
     ReceiveOutcome,
     VisibilityOutcome,
 )
@@ -37,12 +38,12 @@ from cqs.model import (
 class CachedMessages(Protocol):
     """The hot copy of each queue: visible list, in-flight set, delayed set."""
 
-    async def state(self, queue_name: str) -> CacheState:
+    async def state(self, queue: QueueIdentity) -> CacheState:
         """READY, FILLING or ABSENT (never UNAVAILABLE: that is raised)."""
 
     async def add(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         messages: Sequence[Message],
         now_ms: int,
         queue_id: str = "",
@@ -51,26 +52,26 @@ class CachedMessages(Protocol):
         """Add newly sent messages when the cache is READY or FILLING.
 
         Returns False (adding nothing) when the state is ABSENT: the fill will load them.
-        When a long poll of any process listens on the queue (`listen`), the queue's name is
+        When a long poll of any process listens on the queue (`listen`), the queue's key is
         published so that `arrivals` of every process yields it. FIFO: the admissions
         (`admit`) named by `deduplication_keys` (message id -> key) become stored entries,
         whatever the state, kept for the deduplication interval.
         """
 
     async def admit(
-        self, queue_name: str, queue_id: str, claims: Sequence[DeduplicationClaim], now_ms: int
+        self, queue: QueueIdentity, queue_id: str, claims: Sequence[DeduplicationClaim], now_ms: int
     ) -> FifoAdmission:
         """FIFO, before storing a send: for each claim (deduplication key, would-be message
         id), hold the key and number the message, or name the earlier send owning the key."""
 
     async def abandon(
-        self, queue_name: str, queue_id: str, admitted: Sequence[DeduplicationClaim]
+        self, queue: QueueIdentity, queue_id: str, admitted: Sequence[DeduplicationClaim]
     ) -> None:
         """Release the admitted claims of a send not stored."""
 
     async def receive(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         max_count: int,
         visibility_timeout_ms: int,
         now_ms: int,
@@ -90,7 +91,7 @@ class CachedMessages(Protocol):
 
     async def receive_fifo(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         max_count: int,
         visibility_timeout_ms: int,
         now_ms: int,
@@ -104,42 +105,44 @@ class CachedMessages(Protocol):
         `attempt_id` (ReceiveRequestAttemptId) whose messages are still in flight under it
         gets the same deliveries again (same nonces) instead."""
 
-    async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
+    async def delete(
+        self, queue: QueueIdentity, message_id: str, receipt_nonce: str
+    ) -> DeleteOutcome:
         """Remove the message unless it was received again since `receipt_nonce`."""
 
-    async def defer_store_delete(self, queue_name: str, message_id: str) -> None:
+    async def defer_store_delete(self, queue: QueueIdentity, message_id: str) -> None:
         """Remember a delete the durable store could not take yet; fills skip the message."""
 
     async def change_visibility(
-        self, queue_name: str, message_id: str, receipt_nonce: str, visible_at_ms: int
+        self, queue: QueueIdentity, message_id: str, receipt_nonce: str, visible_at_ms: int
     ) -> VisibilityOutcome:
         """Move an in-flight message's return time (visible_at <= now makes it visible)."""
 
-    async def counts(self, queue_name: str, now_ms: int) -> MessageCounts: ...
+    async def counts(self, queue: QueueIdentity, now_ms: int) -> MessageCounts: ...
 
-    async def purge(self, queue_name: str) -> None:
+    async def purge(self, queue: QueueIdentity) -> None:
         """Remove every message, keeping the queue READY."""
 
-    async def listen(self, queue_name: str, ttl_ms: int) -> None:
+    async def listen(self, queue: QueueIdentity, ttl_ms: int) -> None:
         """Announce that a long poll waits on the queue for up to `ttl_ms` (refreshable)."""
 
-    def arrivals(self) -> AsyncIterator[str]:
-        """Names of queues that got visible messages while someone listened, from every
+    def arrivals(self) -> AsyncIterator[QueueIdentity]:
+        """The queues that got visible messages while someone listened, from every
         server, as they are published; runs until cancelled and rides out server outages."""
 
 
 class CacheFill(Protocol):
     """Loading a queue's cache from the durable store, under a lease one process holds."""
 
-    async def begin_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+    async def begin_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
         """Atomically move ABSENT -> FILLING for `owner`; False if the state was not ABSENT."""
 
-    async def renew_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+    async def renew_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
         """Extend `owner`'s fill lease; False if the lease was lost."""
 
     async def load(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         owner: str,
         messages: Sequence[Message],
         now_ms: int,
@@ -155,7 +158,7 @@ class CacheFill(Protocol):
 
     async def finish_fill(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         owner: str,
         now_ms: int | None = None,
         hidden_until: Mapping[str, int] | None = None,
@@ -167,11 +170,11 @@ class CacheFill(Protocol):
         """
 
     async def load_deduplications(
-        self, queue_name: str, queue_id: str, records: Sequence[Deduplication], now_ms: int
+        self, queue: QueueIdentity, queue_id: str, records: Sequence[Deduplication], now_ms: int
     ) -> int:
         """Merge deduplication records of the durable store (keys already held are kept)."""
 
-    async def drop(self, queue_name: str) -> None:
+    async def drop(self, queue: QueueIdentity) -> None:
         """Forget the queue entirely (state and messages): it is ABSENT again."""
 
 
@@ -180,34 +183,34 @@ class DueSweeper(Protocol):
 
     async def release_due(
         self, now_ms: int, limit: int, sweeper: str, lease_ms: int
-    ) -> list[str]:
+    ) -> list[QueueIdentity]:
         """On every Redis server whose sweep lease `sweeper` holds or can take, make due
         in-flight and delayed messages visible.
 
         One sweeper per server at a time (the lease expires after `lease_ms` unless renewed
         by the next call), so several processes do not repeat each other's work, and a
         survivor takes over when the sweeper dies. Work is proportional to the due
-        messages. Returns the names of the queues that got visible messages back. A server
+        messages. Returns the queues that got visible messages back. A server
         that cannot be reached is skipped.
         """
 
-    async def trim_expired(self, queue_name: str, now_ms: int, retention_ms: int) -> int:
+    async def trim_expired(self, queue: QueueIdentity, now_ms: int, retention_ms: int) -> int:
         """Remove visible messages older than the retention period; return how many."""
 
-    async def deferred_store_deletes(self, limit: int) -> dict[str, list[str]]:
-        """Up to `limit` remembered deletes, by queue name, from every reachable server."""
+    async def deferred_store_deletes(self, limit: int) -> dict[QueueIdentity, list[str]]:
+        """Up to `limit` remembered deletes, by queue, from every reachable server."""
 
-    async def forget_store_deletes(self, queue_name: str, message_ids: Sequence[str]) -> None:
+    async def forget_store_deletes(self, queue: QueueIdentity, message_ids: Sequence[str]) -> None:
         """The store took these deletes: stop remembering them."""
 
 
 class CacheInspection(Protocol):
     """What operators read (the admin console's inspection); read only."""
 
-    async def state(self, queue_name: str) -> CacheState:
+    async def state(self, queue: QueueIdentity) -> CacheState:
         """READY, FILLING or ABSENT (never UNAVAILABLE: that is raised)."""
 
-    def server_label_for(self, queue_name: str) -> str:
+    def server_label_for(self, queue: QueueIdentity) -> str:
         """The name of the server holding the queue (`host:port/db`, never a password)."""
 
     async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
@@ -216,7 +219,7 @@ class CacheInspection(Protocol):
         an empty dict for a server that cannot be reached."""
 
     async def message_states(
-        self, queue_name: str, message_ids: Sequence[str], now_ms: int
+        self, queue: QueueIdentity, message_ids: Sequence[str], now_ms: int
     ) -> dict[str, CachedMessageState]:
         """Where each cached message is, with its receive count and first receive ms; ids
         the cache does not hold are left out. Reads only: no visibility or receive count

@@ -14,6 +14,7 @@ from cqs.model import (
     Message,
     MessageMoveTask,
     Queue,
+    QueueIdentity,
 )
 
 
@@ -21,18 +22,21 @@ class QueueCatalog(Protocol):
     """Durable queue metadata, shared by every API process."""
 
     async def create(self, queue: Queue) -> Queue:
-        """Store `queue` unless its name exists; return the queue now stored under the name."""
+        """Store `queue` unless its identity exists; return the queue now stored under it."""
 
-    async def get(self, name: str) -> Queue | None:
-        """The queue called `name`, or None."""
+    async def get(self, identity: QueueIdentity) -> Queue | None:
+        """The queue of that account, region and name, or None."""
 
-    async def list_names(self) -> list[str]:
-        """Every queue name, sorted."""
+    async def list_names(self, account_id: str, region: str) -> list[str]:
+        """The names of one account's queues in one region, sorted."""
+
+    async def list_all(self) -> list[QueueIdentity]:
+        """Every queue of every account and region, sorted."""
 
     async def save(self, queue: Queue) -> None:
         """Replace the attributes, tags and modified time of an existing queue."""
 
-    async def delete(self, name: str) -> None:
+    async def delete(self, identity: QueueIdentity) -> None:
         """Forget the queue's metadata (its messages are dropped through the store)."""
 
     async def shared_secret(self, candidate: bytes) -> bytes:
@@ -47,11 +51,11 @@ class QueueCatalog(Protocol):
     async def last_purge_ms(self, queue: Queue) -> int | None:
         """When this incarnation of the queue was last purged, or None."""
 
-    async def record_deletion(self, name: str, deleted_ms: int) -> None:
-        """Remember that a queue of this name was deleted (for QueueDeletedRecently)."""
+    async def record_deletion(self, identity: QueueIdentity, deleted_ms: int) -> None:
+        """Remember that a queue of this identity was deleted (for QueueDeletedRecently)."""
 
-    async def deleted_ms(self, name: str) -> int | None:
-        """When a queue of this name was last deleted, or None."""
+    async def deleted_ms(self, identity: QueueIdentity) -> int | None:
+        """When a queue of this identity was last deleted, or None."""
 
     async def save_move_task(self, task: MessageMoveTask) -> None:
         """Store (insert or replace) a message move task."""

@@ -13,7 +13,8 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
-from cqs.redis_cache.keys import ARRIVALS_CHANNEL
+from cqs.model import QueueIdentity
+from cqs.redis_cache.keys import ARRIVALS_CHANNEL, queue_from_key
 from cqs.redis_cache.servers import RedisServer, ServerPool
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ class Arrivals:
         self._pool = pool
         self._feeds: set[_ArrivalFeed] = set()
 
-    async def arrivals(self) -> AsyncIterator[str]:
+    async def arrivals(self) -> AsyncIterator[QueueIdentity]:
         feed = _ArrivalFeed()
         feed.tasks = [
             asyncio.create_task(
@@ -55,8 +56,10 @@ class Arrivals:
         ]
         self._feeds.add(feed)
         try:
-            while (queue_name := await feed.names.get()) is not None:
-                yield queue_name
+            while (queue_key := await feed.names.get()) is not None:
+                queue = queue_from_key(queue_key)
+                if queue is not None:  # None: published by a version before queue keys
+                    yield queue
         finally:
             self._feeds.discard(feed)
             await feed.stop()

@@ -32,6 +32,7 @@ from cqs.model import (
     FifoAdmission,
     Message,
     MessageCounts,
+    QueueIdentity,
     ReceiveOutcome,
     VisibilityOutcome,
 )
@@ -95,21 +96,21 @@ class RedisMessageCache:
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
-    def server_url_for(self, queue_name: str) -> str:
-        """The URL of the Redis server holding `queue_name`."""
-        return self._pool.url_for(queue_name)
+    def server_url_for(self, queue: QueueIdentity) -> str:
+        """The URL of the Redis server holding the queue."""
+        return self._pool.url_for(queue)
 
-    async def _script(self, queue_name: str, script: str, args: Sequence[str | int]) -> Any:
-        server = self._pool.holder_of(queue_name)
+    async def _script(self, queue: QueueIdentity, script: str, args: Sequence[str | int]) -> Any:
+        server = self._pool.holder_of(queue)
         registered = getattr(server.scripts, script)
-        keys = QueueKeys(queue_name).script_keys()
+        keys = QueueKeys(queue).script_keys()
         return await self._pool.call(server, registered, keys=keys, args=list(args))
 
     # --- fill -----------------------------------------------------------------------------
 
-    async def state(self, queue_name: str) -> CacheState:
-        server = self._pool.holder_of(queue_name)
-        key = QueueKeys(queue_name).state
+    async def state(self, queue: QueueIdentity) -> CacheState:
+        server = self._pool.holder_of(queue)
+        key = QueueKeys(queue).state
         value = cast("str | None", await self._pool.call(server, server.client.get, key))
         if value is None:
             return CacheState.ABSENT
@@ -117,21 +118,21 @@ class RedisMessageCache:
             return CacheState.READY
         if value.startswith(STATE_FILLING_PREFIX):
             return CacheState.FILLING
-        raise ValueError(f"unexpected cache state {value!r} for queue {queue_name!r}")
+        raise ValueError(f"unexpected cache state {value!r} for queue {queue.key!r}")
 
-    async def begin_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
+    async def begin_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
         reply = await self._script(
-            queue_name, "begin_fill", [filling_state(owner), lease_ms, queue_name]
+            queue, "begin_fill", [filling_state(owner), lease_ms, queue.key]
         )
         return bool(reply)
 
-    async def renew_fill(self, queue_name: str, owner: str, lease_ms: int) -> bool:
-        reply = await self._script(queue_name, "renew_fill", [filling_state(owner), lease_ms])
+    async def renew_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
+        reply = await self._script(queue, "renew_fill", [filling_state(owner), lease_ms])
         return bool(reply)
 
     async def load(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         owner: str,
         messages: Sequence[Message],
         now_ms: int,
@@ -140,32 +141,32 @@ class RedisMessageCache:
         """Runs the script even for no messages, so the reply still tells whether `owner`
         holds the fill lease."""
         reply = await self._script(
-            queue_name,
+            queue,
             "load",
-            [now_ms, queue_name, filling_state(owner), *encode_load_batch(messages, hidden_until)],
+            [now_ms, queue.key, filling_state(owner), *encode_load_batch(messages, hidden_until)],
         )
         return int(reply) >= 0
 
     async def finish_fill(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         owner: str,
         now_ms: int | None = None,
         hidden_until: Mapping[str, int] | None = None,
     ) -> bool:
         args: list[str | int] = [
-            filling_state(owner), self._now_ms() if now_ms is None else now_ms, queue_name
+            filling_state(owner), self._now_ms() if now_ms is None else now_ms, queue.key
         ]
         for message_id, until in (hidden_until or {}).items():
             args.extend((message_id, until))
-        reply = await self._script(queue_name, "finish_fill", args)
+        reply = await self._script(queue, "finish_fill", args)
         return bool(reply)
 
     # --- messages -------------------------------------------------------------------------
 
     async def add(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         messages: Sequence[Message],
         now_ms: int,
         queue_id: str = "",
@@ -178,9 +179,9 @@ class RedisMessageCache:
             for message_id, key in (deduplication_keys or {}).items()
         }
         reply = await self._script(
-            queue_name,
+            queue,
             "add",
-            [now_ms, queue_name, ARRIVALS_CHANNEL, DEDUPLICATION_INTERVAL_MS,
+            [now_ms, queue.key, ARRIVALS_CHANNEL, DEDUPLICATION_INTERVAL_MS,
              *encode_batch(messages, fields)],
         )
         return bool(reply)
@@ -188,14 +189,14 @@ class RedisMessageCache:
     # --- FIFO -------------------------------------------------------------------------------
 
     async def admit(
-        self, queue_name: str, queue_id: str, claims: Sequence[DeduplicationClaim], now_ms: int
+        self, queue: QueueIdentity, queue_id: str, claims: Sequence[DeduplicationClaim], now_ms: int
     ) -> FifoAdmission:
         """Look up the claims' deduplication keys and number the new ones; an empty key
         numbers its message without deduplicating it."""
         args: list[str | int] = [now_ms, ADMISSION_LEASE_MS, FIFO_KEYS_TTL_MS]
         for key, message_id in claims:
             args += [dedup_field(queue_id, key) if key else "", message_id]  # "": number only
-        reply = await self._script(queue_name, "admit", args)
+        reply = await self._script(queue, "admit", args)
         outcomes = [
             Admission(AdmissionOutcome(str(outcome)), str(message_id), int(sequence))
             for outcome, message_id, sequence in zip(
@@ -205,17 +206,17 @@ class RedisMessageCache:
         return FifoAdmission(cache_ready=bool(int(reply[0])), outcomes=outcomes)
 
     async def abandon(
-        self, queue_name: str, queue_id: str, admitted: Sequence[DeduplicationClaim]
+        self, queue: QueueIdentity, queue_id: str, admitted: Sequence[DeduplicationClaim]
     ) -> None:
         """Release the admissions (deduplication key, message id) of a send that failed."""
         args: list[str | int] = []
         for key, message_id in admitted:
             args += [dedup_field(queue_id, key), message_id]
         if args:
-            await self._script(queue_name, "abandon", args)
+            await self._script(queue, "abandon", args)
 
     async def load_deduplications(
-        self, queue_name: str, queue_id: str, records: Sequence[Deduplication], now_ms: int
+        self, queue: QueueIdentity, queue_id: str, records: Sequence[Deduplication], now_ms: int
     ) -> int:
         args: list[str | int] = [now_ms, FIFO_KEYS_TTL_MS]
         for record in records:
@@ -226,12 +227,12 @@ class RedisMessageCache:
         added = 0
         for start in range(0, len(args) - 2, 4 * 500):
             chunk = args[2 + start : 2 + start + 4 * 500]
-            added += int(await self._script(queue_name, "load_deduplications", [*args[:2], *chunk]))
+            added += int(await self._script(queue, "load_deduplications", [*args[:2], *chunk]))
         return added
 
     async def receive_fifo(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         max_count: int,
         visibility_timeout_ms: int,
         now_ms: int,
@@ -242,10 +243,10 @@ class RedisMessageCache:
     ) -> ReceiveOutcome | None:
         count = max(0, min(max_count, len(nonces)))
         reply = await self._script(
-            queue_name,
+            queue,
             "receive_fifo",
             [
-                now_ms, visibility_timeout_ms, retention_ms, count, queue_name, ARRIVALS_CHANNEL,
+                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, ARRIVALS_CHANNEL,
                 max(0, max_receive_count), attempt_id or "", RECEIVE_ATTEMPT_MS,
                 *nonces[:count],
             ],
@@ -254,24 +255,24 @@ class RedisMessageCache:
 
     # --- arrivals (`arrivals.py`) ---------------------------------------------------------
 
-    async def listen(self, queue_name: str, ttl_ms: int) -> None:
-        server = self._pool.holder_of(queue_name)
-        key = QueueKeys(queue_name).listening
+    async def listen(self, queue: QueueIdentity, ttl_ms: int) -> None:
+        server = self._pool.holder_of(queue)
+        key = QueueKeys(queue).listening
         await self._pool.call(server, server.client.set, key, "1", px=max(1, ttl_ms))
 
-    def arrivals(self) -> AsyncIterator[str]:
+    def arrivals(self) -> AsyncIterator[QueueIdentity]:
         return self._arrivals.arrivals()
 
     # --- receive, delete, visibility, counts ----------------------------------------------
 
-    async def trim_expired(self, queue_name: str, now_ms: int, retention_ms: int) -> int:
+    async def trim_expired(self, queue: QueueIdentity, now_ms: int, retention_ms: int) -> int:
         """Drops at most TRIM_BATCH messages per call; call again while it returns that many."""
-        reply = await self._script(queue_name, "trim_expired", [now_ms, retention_ms, TRIM_BATCH])
+        reply = await self._script(queue, "trim_expired", [now_ms, retention_ms, TRIM_BATCH])
         return int(reply)
 
     async def receive(
         self,
-        queue_name: str,
+        queue: QueueIdentity,
         max_count: int,
         visibility_timeout_ms: int,
         now_ms: int,
@@ -281,34 +282,36 @@ class RedisMessageCache:
     ) -> ReceiveOutcome | None:
         count = max(0, min(max_count, len(nonces)))
         reply = await self._script(
-            queue_name,
+            queue,
             "receive",
             [
-                now_ms, visibility_timeout_ms, retention_ms, count, queue_name, ARRIVALS_CHANNEL,
+                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, ARRIVALS_CHANNEL,
                 max(0, max_receive_count), *nonces[:count],
             ],
         )
         return decode_receive(reply)
 
-    async def delete(self, queue_name: str, message_id: str, receipt_nonce: str) -> DeleteOutcome:
-        reply = await self._script(queue_name, "delete", [message_id, receipt_nonce])
+    async def delete(
+        self, queue: QueueIdentity, message_id: str, receipt_nonce: str
+    ) -> DeleteOutcome:
+        reply = await self._script(queue, "delete", [message_id, receipt_nonce])
         return DeleteOutcome(reply)
 
     async def change_visibility(
-        self, queue_name: str, message_id: str, receipt_nonce: str, visible_at_ms: int
+        self, queue: QueueIdentity, message_id: str, receipt_nonce: str, visible_at_ms: int
     ) -> VisibilityOutcome:
         reply = await self._script(
-            queue_name,
+            queue,
             "change_visibility",
-            [message_id, receipt_nonce, visible_at_ms, self._now_ms(), queue_name,
+            [message_id, receipt_nonce, visible_at_ms, self._now_ms(), queue.key,
              ARRIVALS_CHANNEL],
         )
         return VisibilityOutcome(reply)
 
-    async def counts(self, queue_name: str, now_ms: int) -> MessageCounts:
+    async def counts(self, queue: QueueIdentity, now_ms: int) -> MessageCounts:
         """Hidden messages already due count as visible: the next receive would see them."""
-        server = self._pool.holder_of(queue_name)
-        keys = QueueKeys(queue_name)
+        server = self._pool.holder_of(queue)
+        keys = QueueKeys(queue)
 
         async def read() -> list[int]:
             pipeline = server.client.pipeline(transaction=True)
@@ -329,9 +332,9 @@ class RedisMessageCache:
             delayed=delayed - delayed_due,
         )
 
-    async def next_due_ms(self, queue_name: str) -> int | None:
-        server = self._pool.holder_of(queue_name)
-        keys = QueueKeys(queue_name)
+    async def next_due_ms(self, queue: QueueIdentity) -> int | None:
+        server = self._pool.holder_of(queue)
+        keys = QueueKeys(queue)
 
         async def read() -> list[list[tuple[str, float]]]:
             pipeline = server.client.pipeline(transaction=True)
@@ -343,28 +346,30 @@ class RedisMessageCache:
         scores = [int(score) for head in heads for _member, score in head]
         return min(scores) if scores else None
 
-    async def purge(self, queue_name: str) -> None:
-        await self._script(queue_name, "purge", [queue_name])
+    async def purge(self, queue: QueueIdentity) -> None:
+        await self._script(queue, "purge", [queue.key])
 
-    async def drop(self, queue_name: str) -> None:
-        await self._script(queue_name, "drop", [queue_name])
+    async def drop(self, queue: QueueIdentity) -> None:
+        await self._script(queue, "drop", [queue.key])
 
     # --- deferred store deletes -----------------------------------------------------------
 
-    async def defer_store_delete(self, queue_name: str, message_id: str) -> None:
-        await self._script(queue_name, "defer_store_delete", [queue_name, message_id])
+    async def defer_store_delete(self, queue: QueueIdentity, message_id: str) -> None:
+        await self._script(queue, "defer_store_delete", [queue.key, message_id])
 
-    async def deferred_store_deletes(self, limit: int) -> dict[str, list[str]]:
+    async def deferred_store_deletes(self, limit: int) -> dict[QueueIdentity, list[str]]:
         return await sweep.deferred_store_deletes(self._pool, limit)
 
-    async def forget_store_deletes(self, queue_name: str, message_ids: Sequence[str]) -> None:
+    async def forget_store_deletes(self, queue: QueueIdentity, message_ids: Sequence[str]) -> None:
         for start in range(0, max(1, len(message_ids)), FORGET_BATCH):
             batch = message_ids[start : start + FORGET_BATCH]
-            await self._script(queue_name, "forget_store_deletes", [queue_name, *batch])
+            await self._script(queue, "forget_store_deletes", [queue.key, *batch])
 
     # --- revisibility (`sweep.py`) --------------------------------------------------------
 
-    async def release_due(self, now_ms: int, limit: int, sweeper: str, lease_ms: int) -> list[str]:
+    async def release_due(
+        self, now_ms: int, limit: int, sweeper: str, lease_ms: int
+    ) -> list[QueueIdentity]:
         return await sweep.release_due(self._pool, now_ms, limit, sweeper, lease_ms)
 
     async def close(self) -> None:
@@ -374,20 +379,22 @@ class RedisMessageCache:
 
     # --- for operators (read only; `inspector.py`) ----------------------------------------
 
-    async def queue_stats(self, queue_names: Sequence[str]) -> dict[str, QueueStats]:
-        return await self._inspector.queue_stats(queue_names)
+    async def queue_stats(
+        self, queues: Sequence[QueueIdentity]
+    ) -> dict[QueueIdentity, QueueStats]:
+        return await self._inspector.queue_stats(queues)
 
     async def ping_servers(self) -> dict[str, bool]:
         return await self._inspector.ping_servers()
 
-    def server_label_for(self, queue_name: str) -> str:
+    def server_label_for(self, queue: QueueIdentity) -> str:
         """The metrics label (`host:port/db`, no password) of the server holding the queue."""
-        return self._inspector.server_label_for(queue_name)
+        return self._inspector.server_label_for(queue)
 
     async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
         return await self._inspector.describe_servers(now_ms)
 
     async def message_states(
-        self, queue_name: str, message_ids: Sequence[str], now_ms: int
+        self, queue: QueueIdentity, message_ids: Sequence[str], now_ms: int
     ) -> dict[str, CachedMessageState]:
-        return await self._inspector.message_states(queue_name, message_ids, now_ms)
+        return await self._inspector.message_states(queue, message_ids, now_ms)

@@ -18,6 +18,7 @@ from cqs.model import (
     CachedMessageState,
     CacheState,
     MessagePlace,
+    QueueIdentity,
 )
 from cqs.redis_cache.keys import DUE_KEY, STATE_READY, SWEEPER_KEY, QueueKeys
 from cqs.redis_cache.replies import sent_ms_of
@@ -51,32 +52,32 @@ class RedisInspector:
     def __init__(self, pool: ServerPool) -> None:
         self._pool = pool
 
-    def server_label_for(self, queue_name: str) -> str:
-        """The label (`host:port/db`, no password) of the server holding `queue_name`."""
-        return self._pool.holder_of(queue_name).label
+    def server_label_for(self, queue: QueueIdentity) -> str:
+        """The label (`host:port/db`, no password) of the server holding the queue."""
+        return self._pool.holder_of(queue).label
 
-    async def queue_stats(self, queue_names: Sequence[str]) -> dict[str, QueueStats]:
+    async def queue_stats(self, queues: Sequence[QueueIdentity]) -> dict[QueueIdentity, QueueStats]:
         """Figures of many queues at once: one pipelined round trip per server (GET state,
         LLEN, ZCARD, ZCARD, LINDEX 0 per queue; the oldest visible message's send time is
         read from its id, so no payload is touched). Queues of an unreachable server come
         back UNAVAILABLE."""
-        by_server: dict[RedisServer, list[str]] = {}
-        for queue_name in queue_names:
-            by_server.setdefault(self._pool.holder_of(queue_name), []).append(queue_name)
-        found: dict[str, QueueStats] = {}
+        by_server: dict[RedisServer, list[QueueIdentity]] = {}
+        for queue in queues:
+            by_server.setdefault(self._pool.holder_of(queue), []).append(queue)
+        found: dict[QueueIdentity, QueueStats] = {}
         for part in await asyncio.gather(
-            *(self._queue_stats_on(server, names) for server, names in by_server.items())
+            *(self._queue_stats_on(server, held) for server, held in by_server.items())
         ):
             found.update(part)
         return found
 
     async def _queue_stats_on(
-        self, server: RedisServer, queue_names: Sequence[str]
-    ) -> dict[str, QueueStats]:
+        self, server: RedisServer, queues: Sequence[QueueIdentity]
+    ) -> dict[QueueIdentity, QueueStats]:
         async def read() -> list[Any]:
             pipeline = server.client.pipeline(transaction=False)
-            for queue_name in queue_names:
-                keys = QueueKeys(queue_name)
+            for queue in queues:
+                keys = QueueKeys(queue)
                 pipeline.get(keys.state)
                 if keys.fifo_queue:
                     pipeline.zcard(keys.visible)
@@ -91,11 +92,11 @@ class RedisInspector:
             return list(await pipeline.execute())
 
         try:
-            replies = await self._pool.call(server, read) if queue_names else []
+            replies = await self._pool.call(server, read) if queues else []
         except StorageError:
-            return {name: QueueStats(CacheState.UNAVAILABLE) for name in queue_names}
-        found: dict[str, QueueStats] = {}
-        for index, queue_name in enumerate(queue_names):
+            return {queue: QueueStats(CacheState.UNAVAILABLE) for queue in queues}
+        found: dict[QueueIdentity, QueueStats] = {}
+        for index, queue in enumerate(queues):
             state, visible, in_flight, delayed, head = replies[index * 5 : index * 5 + 5]
             if isinstance(head, list):  # a FIFO queue's ZRANGE
                 head = head[0] if head else None
@@ -105,7 +106,7 @@ class RedisInspector:
                 cache_state = CacheState.READY
             else:
                 cache_state = CacheState.FILLING
-            found[queue_name] = QueueStats(
+            found[queue] = QueueStats(
                 cache_state, int(visible), int(in_flight), int(delayed), sent_ms_of(head)
             )
         return found
@@ -163,12 +164,12 @@ class RedisInspector:
         return described
 
     async def message_states(
-        self, queue_name: str, message_ids: Sequence[str], now_ms: int
+        self, queue: QueueIdentity, message_ids: Sequence[str], now_ms: int
     ) -> dict[str, CachedMessageState]:
         """Where each cached message is, its receive count and first receive ms; ids not in
         the cache are left out."""
-        server = self._pool.holder_of(queue_name)
-        keys = QueueKeys(queue_name)
+        server = self._pool.holder_of(queue)
+        keys = QueueKeys(queue)
 
         async def read() -> list[Any]:
             pipeline = server.client.pipeline(transaction=True)

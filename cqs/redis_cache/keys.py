@@ -1,10 +1,11 @@
 """Every Redis key (and the one pub/sub channel) cqs uses, in one place.
 
-Owns the key layout of the message cache. Each queue's keys share the `{queue_name}` hash
-tag, so they live together on the queue's server (and in one slot under Redis Cluster).
-Imports only the standard library.
+Owns the key layout of the message cache. Each queue's keys share the hash tag
+`{<account>:<region>:<name>}` (`QueueIdentity.key`), so they live together on the queue's
+server (and in one slot under Redis Cluster). Imports only the standard library and
+`cqs.model`.
 
-Per queue (`cqs:{<queue>}:...`):
+Per queue (`cqs:{<account>:<region>:<name>}:...`):
 
   state          STRING  absent | "filling:<owner>" (with a PX lease) | "ready"
   visible        LIST    message ids; sends RPUSH at the tail, receives LPOP the head,
@@ -43,21 +44,23 @@ FIFO queues only (the keys exist only for them; every queue script still gets th
 
 Per server:
 
-  cqs:due                  ZSET    queue name -> earliest ms at which one of its in-flight or
+  cqs:due                  ZSET    queue key -> earliest ms at which one of its in-flight or
                                    delayed messages is due (may be early after deletes;
                                    never late)
-  cqs:store_delete_queues  SET     names of the queues whose store_deletes set is not empty
+  cqs:store_delete_queues  SET     keys of the queues whose store_deletes set is not empty
   cqs:sweeper              STRING  the id of the process sweeping this server (`release_due`),
                                    with a PX lease it renews on every sweep
 
 Per server pub/sub channel:
 
-  cqs:arrivals             names of queues that got visible messages while `listening`
+  cqs:arrivals             keys of queues that got visible messages while `listening`
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from cqs.model import QueueIdentity
 
 PREFIX = "cqs"
 DUE_KEY = f"{PREFIX}:due"
@@ -73,10 +76,10 @@ STATE_FILLING_PREFIX = "filling:"
 class QueueKeys:
     """The keys of one queue."""
 
-    queue_name: str
+    queue: QueueIdentity
 
     def _key(self, part: str) -> str:
-        return f"{PREFIX}:{{{self.queue_name}}}:{part}"
+        return f"{PREFIX}:{{{self.queue.key}}}:{part}"
 
     @property
     def state(self) -> str:
@@ -117,7 +120,7 @@ class QueueKeys:
     @property
     def fifo_queue(self) -> bool:
         """FIFO queue names end in ".fifo"; the Lua scripts tell the same from KEYS[1]."""
-        return self.queue_name.endswith(".fifo")
+        return self.queue.fifo
 
     @property
     def fifo(self) -> str:
@@ -185,6 +188,15 @@ class QueueKeys:
             self.fifo,
             self.group_locks,
         ]
+
+
+def queue_from_key(key: str) -> QueueIdentity | None:
+    """The queue a member of `cqs:due`, `cqs:store_delete_queues` or an arrival names; None
+    for a name written by a cqs version before queue keys held the account and region."""
+    try:
+        return QueueIdentity.from_key(key)
+    except ValueError:
+        return None
 
 
 def filling_state(owner: str) -> str:

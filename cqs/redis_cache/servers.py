@@ -36,6 +36,7 @@ from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cqs.errors import StorageBusy, StorageUnavailable
+from cqs.model import QueueIdentity
 from cqs.redis_cache.ring import HashRing
 from cqs.redis_cache.scripts import SCRIPT_NAMES, QueueScripts, register_scripts
 
@@ -275,13 +276,13 @@ class ServerPool:
     def servers(self) -> list[RedisServer]:
         return list(self._servers.values())
 
-    def url_for(self, queue_name: str) -> str:
-        """The URL of the Redis server holding `queue_name`."""
-        return self._ring.node_for(queue_name)
+    def url_for(self, queue: QueueIdentity) -> str:
+        """The URL of the Redis server holding the queue (the ring hashes its key)."""
+        return self._ring.node_for(queue.key)
 
-    def holder_of(self, queue_name: str) -> RedisServer:
-        """The Redis server holding `queue_name`."""
-        return self._servers[self.url_for(queue_name)]
+    def holder_of(self, queue: QueueIdentity) -> RedisServer:
+        """The Redis server holding the queue."""
+        return self._servers[self.url_for(queue)]
 
     async def call(
         self,

@@ -16,12 +16,14 @@ from collections.abc import Sequence
 from typing import cast
 
 from cqs.errors import StorageError
+from cqs.model import QueueIdentity
 from cqs.redis_cache.keys import (
     ARRIVALS_CHANNEL,
     DUE_KEY,
     STORE_DELETE_QUEUES_KEY,
     SWEEPER_KEY,
     QueueKeys,
+    queue_from_key,
 )
 from cqs.redis_cache.servers import RedisServer, ServerPool
 
@@ -30,7 +32,7 @@ log = logging.getLogger(__name__)
 
 async def release_due(
     pool: ServerPool, now_ms: int, limit: int, sweeper: str, lease_ms: int
-) -> list[str]:
+) -> list[QueueIdentity]:
     """Visits at most `limit` due queues per server and moves at most `limit` messages
     of each; what is left stays due in `cqs:due` for the next call.
 
@@ -41,13 +43,13 @@ async def release_due(
         *(_release_due_on(pool, server, now_ms, limit, sweeper, lease_ms)
           for server in pool.servers)
     )
-    return [queue_name for released in per_server for queue_name in released]
+    return [queue for released in per_server for queue in released]
 
 
 async def _release_due_on(
     pool: ServerPool, server: RedisServer, now_ms: int, limit: int, sweeper: str, lease_ms: int
-) -> list[str]:
-    released: list[str] = []
+) -> list[QueueIdentity]:
+    released: list[QueueIdentity] = []
     try:
         holds_lease = await pool.call(
             server,
@@ -67,7 +69,11 @@ async def _release_due_on(
             moved = await pool.call(
                 server, _release_due_queues, server, due_queues, now_ms, limit
             )
-            released = [name for name, count in zip(due_queues, moved, strict=True) if count]
+            released = [
+                queue
+                for key, count in zip(due_queues, moved, strict=True)
+                if count and (queue := queue_from_key(key)) is not None
+            ]
     except StorageError:
         # the breaker logged the outage once; the sweep goes on with the other servers
         log.debug("skipping the revisibility sweep on %s: unreachable", server.url)
@@ -75,26 +81,36 @@ async def _release_due_on(
 
 
 async def _release_due_queues(
-    server: RedisServer, queue_names: Sequence[str], now_ms: int, limit: int
+    server: RedisServer, queue_keys: Sequence[str], now_ms: int, limit: int
 ) -> list[int]:
-    """One `release_due` script call per queue, all in one pipeline (one round trip)."""
+    """One `release_due` script call per queue, all in one pipeline (one round trip).
+
+    A member left by a version before queue keys held the account and region names no
+    queue; it is dropped from `cqs:due`.
+    """
     pipeline = server.client.pipeline(transaction=False)
-    for queue_name in queue_names:
+    for key in queue_keys:
+        queue = queue_from_key(key)
+        if queue is None:
+            pipeline.zrem(DUE_KEY, key)
+            continue
         await server.scripts.release_due(
-            keys=QueueKeys(queue_name).script_keys(),
-            args=[now_ms, limit, queue_name, ARRIVALS_CHANNEL],
+            keys=QueueKeys(queue).script_keys(),
+            args=[now_ms, limit, key, ARRIVALS_CHANNEL],
             client=pipeline,
         )
     return [int(count) for count in await pipeline.execute()]
 
 
-async def deferred_store_deletes(pool: ServerPool, limit: int) -> dict[str, list[str]]:
+async def deferred_store_deletes(
+    pool: ServerPool, limit: int
+) -> dict[QueueIdentity, list[str]]:
     """Not atomic: ids deferred or forgotten meanwhile may or may not be included.
 
     Servers and queues are visited in random order, so a queue whose deletes keep
     failing does not starve the others.
     """
-    found: dict[str, list[str]] = {}
+    found: dict[QueueIdentity, list[str]] = {}
     servers = pool.servers
     random.shuffle(servers)
     for server in servers:
@@ -108,16 +124,18 @@ async def deferred_store_deletes(pool: ServerPool, limit: int) -> dict[str, list
     return found
 
 
-async def _read_store_deletes(server: RedisServer, limit: int) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    queue_names = list(cast("set[str]", await server.client.smembers(STORE_DELETE_QUEUES_KEY)))
-    random.shuffle(queue_names)
-    for queue_name in queue_names:
+async def _read_store_deletes(server: RedisServer, limit: int) -> dict[QueueIdentity, list[str]]:
+    found: dict[QueueIdentity, list[str]] = {}
+    queue_keys = list(cast("set[str]", await server.client.smembers(STORE_DELETE_QUEUES_KEY)))
+    random.shuffle(queue_keys)
+    for queue_key in queue_keys:
+        queue = queue_from_key(queue_key)
         if limit <= 0:
             break
-        key = QueueKeys(queue_name).store_deletes
-        ids = cast("list[str]", await server.client.srandmember(key, limit))
+        if queue is None:
+            continue  # left by an earlier version: its queue's keys are not read any more
+        ids = cast("list[str]", await server.client.srandmember(QueueKeys(queue).store_deletes, limit))
         if ids:
-            found[queue_name] = ids
+            found[queue] = ids
             limit -= len(ids)
     return found

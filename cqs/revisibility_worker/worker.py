@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
+from cqs.model import QueueIdentity
 from cqs.ports import DueSweeper, NullTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ class RevisibilityWorker:
     def __init__(
         self,
         cache: DueSweeper,
-        on_available: Callable[[Sequence[str]], None],
+        on_available: Callable[[Sequence[QueueIdentity]], None],
         *,
         interval_seconds: float = 0.1,
         batch_limit: int = 1000,
@@ -44,20 +45,20 @@ class RevisibilityWorker:
         self._batch_limit = batch_limit
         self._clock = clock
 
-    async def sweep(self) -> list[str]:
+    async def sweep(self) -> list[QueueIdentity]:
         """One pass: make every due message visible; return the queues that got some."""
         started_ms = int(self._clock() * 1000)
-        names = await self._cache.release_due(
+        queues = await self._cache.release_due(
             started_ms, self._batch_limit, self.sweeper_id, self._lease_ms
         )
         # A message due just after the previous pass began waited for this pass to end.
         finished_ms = int(self._clock() * 1000)
         previous_ms, self._previous_sweep_ms = self._previous_sweep_ms, started_ms
         lag_ms = finished_ms - (previous_ms if previous_ms is not None else started_ms)
-        self._telemetry.sweep((finished_ms - started_ms) / 1000, len(names), lag_ms)
-        if names:
-            self._on_available(names)
-        return names
+        self._telemetry.sweep((finished_ms - started_ms) / 1000, len(queues), lag_ms)
+        if queues:
+            self._on_available(queues)
+        return queues
 
     async def run(self) -> None:
         """Sweep forever at the configured interval; errors are logged, never fatal."""

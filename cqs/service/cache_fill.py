@@ -17,7 +17,15 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 from cqs.errors import StorageError, StorageUnavailable
-from cqs.model import CacheState, Deduplication, Delivery, Message, MessageCounts, Queue
+from cqs.model import (
+    CacheState,
+    Deduplication,
+    Delivery,
+    Message,
+    MessageCounts,
+    Queue,
+    QueueIdentity,
+)
 from cqs.ports import CachedMessages, CacheFill, MessageStore, Telemetry
 from cqs.receipts import new_nonce
 
@@ -94,7 +102,7 @@ class CacheFiller:
         page_size: int,
         telemetry: Telemetry,
         clock: Callable[[], float],
-        wake: Callable[[str], None],
+        wake: Callable[[QueueIdentity], None],
     ) -> None:
         self._messages = messages
         self._fill_port = fill
@@ -106,30 +114,30 @@ class CacheFiller:
         self._clock = clock
         self._wake = wake  # long polls of the queue: messages may be there now
         self.deliveries = DeliveryLog()
-        self._fills: dict[str, asyncio.Task[None]] = {}
-        self._attempted_at: dict[str, float] = {}
+        self._fills: dict[QueueIdentity, asyncio.Task[None]] = {}
+        self._attempted_at: dict[QueueIdentity, float] = {}
         # Queues whose cache missed a write while Redis was unreachable: refilled once it
         # answers again, so messages stored meanwhile are not left out of the cache.
-        self._stale: set[str] = set()
-        # queue name -> messages loaded so far, for every fill this process is running
-        self.fills_in_progress: dict[str, int] = {}
+        self._stale: set[QueueIdentity] = set()
+        # messages loaded so far, for every fill this process is running
+        self.fills_in_progress: dict[QueueIdentity, int] = {}
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
-    async def start_empty(self, name: str) -> None:
+    async def start_empty(self, identity: QueueIdentity) -> None:
         """A new queue has nothing in the store to load: its cache is READY at once."""
         try:
-            if await self._fill_port.begin_fill(name, self._owner, self._lease_ms):
-                await self._fill_port.finish_fill(name, self._owner)
+            if await self._fill_port.begin_fill(identity, self._owner, self._lease_ms):
+                await self._fill_port.finish_fill(identity, self._owner)
         except StorageUnavailable:
-            log.warning("queue %s created while its Redis is unreachable", name)
+            log.warning("queue %s created while its Redis is unreachable", identity.name)
 
     async def drop(self, queue: Queue) -> None:
         """The queue is deleted: forget its deliveries and its cache."""
         self.deliveries.forget_queue(queue.queue_id)
         try:
-            await self._fill_port.drop(queue.name)
+            await self._fill_port.drop(queue.identity)
         except StorageUnavailable:
             log.warning("queue %s deleted while its Redis is unreachable", queue.name)
 
@@ -137,19 +145,19 @@ class CacheFiller:
         """The queue's store was purged: empty its cache (or reload it once Redis is back)."""
         self.deliveries.forget_queue(queue.queue_id)
         try:
-            await self._messages.purge(queue.name)
+            await self._messages.purge(queue.identity)
         except StorageUnavailable:
-            self._stale.add(queue.name)
+            self._stale.add(queue.identity)
 
-    def mark_stale(self, name: str) -> None:
+    def mark_stale(self, identity: QueueIdentity) -> None:
         """The queue's cache missed a write: reload it from the store when next used."""
-        self._stale.add(name)
+        self._stale.add(identity)
 
     async def refresh_if_stale(self, queue: Queue) -> None:
         """After a Redis outage this process missed writes: reload the queue from the store."""
-        if queue.name in self._stale:
-            await self._fill_port.drop(queue.name)
-            self._stale.discard(queue.name)
+        if queue.identity in self._stale:
+            await self._fill_port.drop(queue.identity)
+            self._stale.discard(queue.identity)
 
     async def add(
         self,
@@ -162,25 +170,25 @@ class CacheFiller:
         filled misses them, so it is marked for a refill instead."""
         try:
             added = await self._messages.add(
-                queue.name, stored, now_ms, queue.queue_id, deduplication_keys
+                queue.identity, stored, now_ms, queue.queue_id, deduplication_keys
             )
         except StorageUnavailable:
-            self._stale.add(queue.name)
+            self._stale.add(queue.identity)
             added = False
         if not added:
             self.start_soon(queue)
-        self._wake(queue.name)
+        self._wake(queue.identity)
 
     async def load_deduplications(self, queue: Queue, records: Sequence[Deduplication]) -> None:
         """Give a cache that is being (re)filled deduplication records only the store knew."""
         await self._fill_port.load_deduplications(
-            queue.name, queue.queue_id, records, self._now_ms()
+            queue.identity, queue.queue_id, records, self._now_ms()
         )
 
     async def counts(self, queue: Queue) -> MessageCounts:
         try:
-            if await self._messages.state(queue.name) is CacheState.READY:
-                return await self._messages.counts(queue.name, self._now_ms())
+            if await self._messages.state(queue.identity) is CacheState.READY:
+                return await self._messages.counts(queue.identity, self._now_ms())
         except StorageUnavailable:
             pass
         # Without a filled cache only the store knows: every live message counts as visible.
@@ -199,18 +207,18 @@ class CacheFiller:
 
     def start_soon(self, queue: Queue) -> None:
         """Take the queue's fill lease if nobody holds it, and fill in the background."""
-        if queue.name in self._fills:
+        identity = queue.identity
+        if identity in self._fills:
             return
         now = self._clock()
-        if now - self._attempted_at.get(queue.name, 0.0) < FILL_RETRY_SECONDS:
+        if now - self._attempted_at.get(identity, 0.0) < FILL_RETRY_SECONDS:
             return
-        self._attempted_at[queue.name] = now
-        name = queue.name
+        self._attempted_at[identity] = now
         task = asyncio.get_running_loop().create_task(self._fill(queue))
-        self._fills[name] = task
+        self._fills[identity] = task
 
         def forget(_: asyncio.Task[None]) -> None:
-            self._fills.pop(name, None)
+            self._fills.pop(identity, None)
 
         task.add_done_callback(forget)
 
@@ -220,27 +228,27 @@ class CacheFiller:
         Runs as a background task: other queues and requests go on meanwhile. Progress is
         logged every few seconds and kept in `fills_in_progress` for the metrics.
         """
-        name = queue.name
+        name, identity = queue.name, queue.identity
         try:
-            if not await self._fill_port.begin_fill(name, self._owner, self._lease_ms):
+            if not await self._fill_port.begin_fill(identity, self._owner, self._lease_ms):
                 return
             started = last_report = self._clock()
             log.info("filling the cache of queue %s from the store", name)
             if queue.fifo:  # deduplication outlives a Redis loss: the store keeps the keys
                 await self.load_deduplications(queue, await self._store.deduplications(queue))
             loaded = 0
-            self.fills_in_progress[name] = 0
+            self.fills_in_progress[identity] = 0
             self._telemetry.fill_started(name)
             async for page in self._store.scan(queue, self._page_size):
                 now_ms = self._now_ms()
                 hidden = self.deliveries.hidden(queue.queue_id, now_ms)
-                if not await self._fill_port.load(name, self._owner, page, now_ms, hidden):
+                if not await self._fill_port.load(identity, self._owner, page, now_ms, hidden):
                     log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
                     return
                 loaded += len(page)
-                self.fills_in_progress[name] = loaded
+                self.fills_in_progress[identity] = loaded
                 self._telemetry.fill_progress(name, len(page))
-                if not await self._fill_port.renew_fill(name, self._owner, self._lease_ms):
+                if not await self._fill_port.renew_fill(identity, self._owner, self._lease_ms):
                     log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
                     return
                 if self._clock() - last_report >= 5:
@@ -248,27 +256,27 @@ class CacheFiller:
                     log.info("filling queue %s: %d messages loaded so far", name, loaded)
             now_ms = self._now_ms()
             late = self.deliveries.hidden(queue.queue_id, now_ms)
-            if await self._fill_port.finish_fill(name, self._owner, now_ms, late):
+            if await self._fill_port.finish_fill(identity, self._owner, now_ms, late):
                 self._telemetry.fill_finished(name, True)
                 log.info(
                     "cache of queue %s filled with %d messages in %.1f s",
                     name, loaded, self._clock() - started,
                 )
-                self._wake(name)
+                self._wake(identity)
         except StorageError as exc:
             log.warning("cache fill of queue %s interrupted: %s", name, exc)
-            await self._give_up_lease(name)
+            await self._give_up_lease(identity)
         finally:
-            if self.fills_in_progress.pop(name, None) is not None:
+            if self.fills_in_progress.pop(identity, None) is not None:
                 self._telemetry.fill_finished(name, False)  # no-op once reported as completed
 
-    async def _give_up_lease(self, name: str) -> None:
+    async def _give_up_lease(self, identity: QueueIdentity) -> None:
         """Give the fill lease up (if still ours) so the next request retries the fill,
         instead of every process waiting for the lease to expire. Tried for a few seconds:
         right after a failure the cache refuses calls for a moment (its circuit breaker)."""
         for attempt in range(FILL_LEASE_RELEASE_ATTEMPTS):
             try:
-                await self._fill_port.renew_fill(name, self._owner, 1)
+                await self._fill_port.renew_fill(identity, self._owner, 1)
                 return
             except StorageError:
                 if attempt + 1 < FILL_LEASE_RELEASE_ATTEMPTS:

@@ -47,14 +47,14 @@ class Chores:
     async def flush_deferred_store_deletes(self, limit: int = 500) -> int:
         """Apply the deletes the store missed while it was away; return how many landed."""
         applied = 0
-        for name, message_ids in (await self._sweeper.deferred_store_deletes(limit)).items():
+        for identity, message_ids in (await self._sweeper.deferred_store_deletes(limit)).items():
             try:
-                queue = await self._directory.get(name)
+                queue = await self._directory.get(identity)
             except QueueDoesNotExist:  # its messages went with it
-                await self._sweeper.forget_store_deletes(name, message_ids)
+                await self._sweeper.forget_store_deletes(identity, message_ids)
                 continue
             await asyncio.gather(*(self._store.delete(queue, mid) for mid in message_ids))
-            await self._sweeper.forget_store_deletes(name, message_ids)
+            await self._sweeper.forget_store_deletes(identity, message_ids)
             applied += len(message_ids)
         return applied
 
@@ -63,13 +63,13 @@ class Chores:
         expires them there); return how many were dropped."""
         trimmed = 0
         now_ms = self._now_ms()
-        for name in await self._catalog.list_names():
+        for identity in await self._catalog.list_all():
             try:
-                queue = await self._directory.get(name)
+                queue = await self._directory.get(identity)
                 expired = await self._sweeper.trim_expired(
-                    name, now_ms, queue.retention_seconds * 1000
+                    identity, now_ms, queue.retention_seconds * 1000
                 )
-                self._telemetry.messages_expired(name, expired)
+                self._telemetry.messages_expired(identity.name, expired)
                 trimmed += expired
             except (StorageUnavailable, QueueDoesNotExist):
                 continue

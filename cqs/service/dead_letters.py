@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from cqs import dead_letter_policy
 from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
-from cqs.model import Message, MessageAttributeValue, Queue
+from cqs.model import Message, MessageAttributeValue, Queue, QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog, Telemetry
 from cqs.service import pagination
 from cqs.service.cache_fill import CacheFiller
@@ -48,7 +48,7 @@ class DeadLetters:
         self._clock = clock
 
     async def check_redrive_policy(
-        self, name: str, given: Mapping[str, str], fifo: bool
+        self, source: QueueIdentity, given: Mapping[str, str], fifo: bool
     ) -> None:
         """A RedrivePolicy must name an existing queue of the same type (FIFO to FIFO,
         standard to standard) whose RedriveAllowPolicy lets this queue use it."""
@@ -69,7 +69,7 @@ class DeadLetters:
                     else "Dead-letter target must be a standard queue for a standard source queue."
                 )
             elif not dead_letter_policy.redrive_allowed(
-                target.attributes.get("RedriveAllowPolicy"), self._directory.arn(name)
+                target.attributes.get("RedriveAllowPolicy"), self._directory.arn(source)
             ):
                 reason = (
                     "Dead-letter target owner does not allow this source queue to redrive"
@@ -106,7 +106,7 @@ class DeadLetters:
         """
         now_ms = int(self._clock() * 1000)
         source_attribute = MessageAttributeValue(
-            "String", string_value=self._directory.arn(source.name)
+            "String", string_value=self._directory.arn(source.identity)
         )
         moved = [
             replace(
@@ -138,35 +138,37 @@ class DeadLetters:
         except StorageUnavailable:
             # The messages are still in the source's store: reload the source's cache.
             log.warning("moving %d messages of %s to its DLQ failed", len(messages), source.name)
-            self._cache_fill.mark_stale(source.name)
+            self._cache_fill.mark_stale(source.identity)
             return
         for message in messages:
             self._cache_fill.deliveries.forget(source.queue_id, message.message_id)
         self._telemetry.messages_moved_to_dead_letter_queue(source.name, len(messages))
 
-    async def source_queue_names(self, dead_letter_queue: str) -> list[str]:
-        """Every queue whose RedrivePolicy names `dead_letter_queue`, sorted."""
+    async def source_queue_names(self, dead_letter_queue: QueueIdentity) -> list[str]:
+        """Every queue of the same account and region whose RedrivePolicy names
+        `dead_letter_queue`, sorted (a RedrivePolicy cannot name a queue elsewhere)."""
         arn = self._directory.arn(dead_letter_queue)
+        account_id, region, _ = dead_letter_queue
 
         async def points_here(name: str) -> bool:
             try:
-                queue = await self._directory.get(name)
+                queue = await self._directory.get(QueueIdentity(account_id, region, name))
             except QueueDoesNotExist:
                 return False
             policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
             return policy is not None and policy.dead_letter_target_arn == arn
 
-        names = await self._catalog.list_names()
+        names = await self._catalog.list_names(account_id, region)
         found = await asyncio.gather(*(points_here(name) for name in names))
         return sorted(name for name, hit in zip(names, found, strict=True) if hit)
 
     async def list_source_queues(
-        self, name: str, max_results: int | None, next_token: str | None
+        self, identity: QueueIdentity, max_results: int | None, next_token: str | None
     ) -> tuple[list[str], str | None]:
-        """ListDeadLetterSourceQueues: one page of the queues dead-lettering into `name`."""
-        await self._directory.get(name)
+        """ListDeadLetterSourceQueues: one page of the queues dead-lettering into the queue."""
+        await self._directory.get(identity)
         pagination.check_max_results(max_results)
-        names = await self.source_queue_names(name)
+        names = await self.source_queue_names(identity)
         # The token is read only when there are names to page through (as it always was).
         after = pagination.read_name_token(next_token) if next_token and names else None
         return pagination.page(names, max_results, after)

@@ -129,7 +129,7 @@ class FifoSender:
         deadline = self._clock() + FIFO_ADMISSION_WAIT_SECONDS
         while True:
             admission = await self._messages.admit(
-                queue.name, queue.queue_id, claims, self._now_ms()
+                queue.identity, queue.queue_id, claims, self._now_ms()
             )
             if all(o.outcome is not AdmissionOutcome.PENDING for o in admission.outcomes):
                 return admission
@@ -146,4 +146,4 @@ class FifoSender:
     async def _abandon(self, queue: Queue, admitted: Sequence[DeduplicationClaim]) -> None:
         admitted = [claim for claim in admitted if claim.key]
         if admitted:
-            await self._messages.abandon(queue.name, queue.queue_id, admitted)
+            await self._messages.abandon(queue.identity, queue.queue_id, admitted)

@@ -27,6 +27,7 @@ from cqs.model import (
     DeleteOutcome,
     Delivery,
     Queue,
+    QueueIdentity,
     VisibilityOutcome,
 )
 from cqs.ports import CachedMessages, MessageStore, Telemetry
@@ -54,12 +55,14 @@ class InFlightMessages:
         self._clock = clock
 
     async def delete_message(self, queue: Queue, receipt_handle: str) -> None:
-        name = queue.name
-        handle = self._signer.read(receipt_handle, name)
+        identity = queue.identity
+        handle = self._signer.read(receipt_handle, identity.key)
         try:
-            outcome = await self._messages.delete(name, handle.message_id, handle.receipt_nonce)
+            outcome = await self._messages.delete(
+                identity, handle.message_id, handle.receipt_nonce
+            )
         except StorageUnavailable:
-            self._cache_fill.mark_stale(name)
+            self._cache_fill.mark_stale(identity)
             outcome = DeleteOutcome.NOT_CACHED
         if outcome is DeleteOutcome.STALE_HANDLE:
             raise ReceiptHandleIsInvalid(
@@ -71,16 +74,16 @@ class InFlightMessages:
             await self._store.delete(queue, handle.message_id)
         except StorageUnavailable:
             if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
-                name, handle.message_id
+                identity, handle.message_id
             ):
                 raise
-        self._telemetry.messages_deleted(name, 1)
+        self._telemetry.messages_deleted(queue.name, 1)
 
-    async def _defer_store_delete(self, name: str, message_id: str) -> bool:
+    async def _defer_store_delete(self, identity: QueueIdentity, message_id: str) -> bool:
         """The store is away but the cache took the delete: remember it in the cache (fills
         skip it) and flush it to the store later; False if the cache cannot remember it."""
         try:
-            await self._messages.defer_store_delete(name, message_id)
+            await self._messages.defer_store_delete(identity, message_id)
         except StorageUnavailable:
             return False
         return True
@@ -88,17 +91,17 @@ class InFlightMessages:
     async def change_message_visibility(
         self, queue: Queue, receipt_handle: str, visibility_timeout: int
     ) -> None:
-        name = queue.name
+        identity = queue.identity
         validation.validate_visibility_timeout(visibility_timeout)
-        handle = self._signer.read(receipt_handle, name)
+        handle = self._signer.read(receipt_handle, identity.key)
         visible_at = int(self._clock() * 1000) + visibility_timeout * 1000
         cache_ready = True
         try:
             outcome = await self._messages.change_visibility(
-                name, handle.message_id, handle.receipt_nonce, visible_at
+                identity, handle.message_id, handle.receipt_nonce, visible_at
             )
             if outcome is VisibilityOutcome.NOT_IN_FLIGHT:
-                cache_ready = await self._messages.state(name) is CacheState.READY
+                cache_ready = await self._messages.state(identity) is CacheState.READY
         except StorageUnavailable:
             outcome, cache_ready = VisibilityOutcome.NOT_IN_FLIGHT, False
         if outcome is VisibilityOutcome.STALE_HANDLE:
@@ -148,9 +151,9 @@ class InFlightMessages:
         """Delete a message this process received itself (a move task moved it on)."""
         message_id = delivery.message.message_id
         try:
-            await self._messages.delete(queue.name, message_id, delivery.receipt_nonce)
+            await self._messages.delete(queue.identity, message_id, delivery.receipt_nonce)
         except StorageUnavailable:
-            self._cache_fill.mark_stale(queue.name)
+            self._cache_fill.mark_stale(queue.identity)
         self._deliveries.forget(queue.queue_id, message_id)
         await self._store.delete(queue, message_id)
 
@@ -162,7 +165,7 @@ class InFlightMessages:
             self._deliveries.forget(queue.queue_id, message_id)
             try:
                 await self._messages.change_visibility(
-                    queue.name, message_id, delivery.receipt_nonce, now_ms
+                    queue.identity, message_id, delivery.receipt_nonce, now_ms
                 )
             except StorageUnavailable:
                 pass

@@ -10,7 +10,7 @@ reaches:
 - one recheck task per process wakes the oldest waiter of every queue that has waiters every
   `recheck_seconds`, in case an announcement was missed (say, during a pub/sub reconnect).
 A waiting poll holds no Redis connection and makes no Redis call until it is woken: it is a
-future in a dict and a timer handle. Imports asyncio only.
+future in a dict and a timer handle. Imports asyncio and `cqs.model` only.
 """
 
 from __future__ import annotations
@@ -18,29 +18,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from cqs.model import QueueIdentity
+
 
 class LongPollWaiters:
-    """Waiting long polls by queue name, woken one at a time."""
+    """Waiting long polls by queue, woken one at a time."""
 
     def __init__(self, recheck_seconds: float) -> None:
         self._recheck_seconds = recheck_seconds
-        # queue name -> its waiters, oldest first (dicts keep insertion order)
-        self._waiting: dict[str, dict[asyncio.Future[None], None]] = {}
+        # queue -> its waiters, oldest first (dicts keep insertion order)
+        self._waiting: dict[QueueIdentity, dict[asyncio.Future[None], None]] = {}
         self._rechecks: asyncio.Task[None] | None = None
 
-    def waiting_on(self, name: str) -> int:
-        return len(self._waiting.get(name, ()))
+    def waiting_on(self, queue: QueueIdentity) -> int:
+        return len(self._waiting.get(queue, ()))
 
     @property
     def waiting(self) -> int:
         return sum(len(waiters) for waiters in self._waiting.values())
 
-    async def wait(self, name: str, seconds: float) -> bool:
+    async def wait(self, queue: QueueIdentity, seconds: float) -> bool:
         """Wait until woken (True) or until `seconds` pass (False)."""
         loop = asyncio.get_running_loop()
         self._start_rechecks()
         future: asyncio.Future[None] = loop.create_future()
-        waiters = self._waiting.setdefault(name, {})
+        waiters = self._waiting.setdefault(queue, {})
         waiters[future] = None
         try:
             async with asyncio.timeout(seconds):
@@ -50,16 +52,16 @@ class LongPollWaiters:
             return future.done() and not future.cancelled()  # woken as time ran out
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():
-                self.wake(name)  # woken, then its client left: the next waiter takes it
+                self.wake(queue)  # woken, then its client left: the next waiter takes it
             raise
         finally:
             waiters.pop(future, None)
-            if not waiters and self._waiting.get(name) is waiters:
-                del self._waiting[name]
+            if not waiters and self._waiting.get(queue) is waiters:
+                del self._waiting[queue]
 
-    def wake(self, name: str) -> None:
-        """Wake the oldest waiter of `name`, if any."""
-        waiters = self._waiting.get(name)
+    def wake(self, queue: QueueIdentity) -> None:
+        """Wake the oldest waiter of the queue, if any."""
+        waiters = self._waiting.get(queue)
         while waiters:
             future = next(iter(waiters))
             del waiters[future]
@@ -67,11 +69,11 @@ class LongPollWaiters:
                 future.set_result(None)
                 return
 
-    def pass_on(self, name: str, delivered: int, asked: int) -> None:
-        """After a receive of `name` got `delivered` of `asked` messages: a full batch means
+    def pass_on(self, queue: QueueIdentity, delivered: int, asked: int) -> None:
+        """After a receive of the queue got `delivered` of `asked` messages: a full batch means
         more may be waiting, so the next waiter looks."""
         if delivered >= asked and delivered > 0:
-            self.wake(name)
+            self.wake(queue)
 
     def _start_rechecks(self) -> None:
         if self._rechecks is None or self._rechecks.done():
@@ -82,8 +84,8 @@ class LongPollWaiters:
     async def _recheck_forever(self) -> None:
         while True:
             await asyncio.sleep(self._recheck_seconds)
-            for name in list(self._waiting):
-                self.wake(name)
+            for queue in list(self._waiting):
+                self.wake(queue)
 
     async def close(self) -> None:
         if self._rechecks is not None:

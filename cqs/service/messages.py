@@ -99,7 +99,9 @@ def received_message(
     """A delivery as ReceiveMessage answers it: a signed receipt handle and the attributes
     the request asked for."""
     message = delivery.message
-    handle = signer.issue(ReceiptHandle(queue.name, message.message_id, delivery.receipt_nonce))
+    handle = signer.issue(
+        ReceiptHandle(queue.identity.key, message.message_id, delivery.receipt_nonce)
+    )
     wanted = set(request.system_attribute_names)
     everything = "All" in wanted
     system: dict[str, str] = {

@@ -92,7 +92,7 @@ class MoveTasks:
             )
         if destination_arn:
             await self._queue_named_by(destination_arn, "DestinationArn")
-        if not await self._dead_letters.source_queue_names(source.name):
+        if not await self._dead_letters.source_queue_names(source.identity):
             raise InvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
         if any(task.status.active for task in await self._catalog.move_tasks(source_arn)):
             raise InvalidParameterValue(

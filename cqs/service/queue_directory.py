@@ -1,10 +1,10 @@
-"""QueueDirectory: this process's copy of queue metadata, and queue names from ARNs.
+"""QueueDirectory: this process's copy of queue metadata, and queues from ARNs.
 
 Owns the metadata cache (a queue read from the catalog is served for `ttl_seconds`, then
 served stale up to METADATA_STALE_SECONDS while one background read refreshes it), what a
-create, change or delete does to that copy, the queue ARNs of this service, and the
-"deleted recently" rule of CreateQueue. Imports model, errors, ports and `cqs.arns`; never
-an adapter, aiohttp or a driver.
+create, change or delete does to that copy, queue ARNs, and the "deleted recently" rule of
+CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
+errors, ports and `cqs.arns`; never an adapter, aiohttp or a driver.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from cqs import arns
 from cqs.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
-from cqs.model import Queue
+from cqs.model import Queue, QueueIdentity
 from cqs.ports import QueueCatalog
 
 # A queue's cached metadata is served (and refreshed in the background) up to this age.
@@ -26,27 +26,25 @@ class QueueDirectory:
         self,
         catalog: QueueCatalog,
         *,
-        account_id: str,
-        region: str,
         ttl_seconds: float,
         deleted_recently_seconds: float,
         clock: Callable[[], float],
     ) -> None:
         self._catalog = catalog
-        self._account_id = account_id
-        self._region = region
         self._ttl_seconds = ttl_seconds
         self._deleted_recently_seconds = deleted_recently_seconds
         self._clock = clock
-        self._directory: dict[str, tuple[Queue, float]] = {}  # name -> (queue, read at)
-        self._refreshing: set[str] = set()
+        # identity -> (queue, read at)
+        self._directory: dict[QueueIdentity, tuple[Queue, float]] = {}
+        self._refreshing: set[QueueIdentity] = set()
 
-    def arn(self, name: str) -> str:
-        return arns.queue_arn(self._region, self._account_id, name)
+    @staticmethod
+    def arn(identity: QueueIdentity) -> str:
+        return arns.queue_arn(identity.region, identity.account_id, identity.name)
 
-    async def get(self, name: str) -> Queue:
-        """The queue called `name`; QueueDoesNotExist if there is none."""
-        cached = self._directory.get(name)
+    async def get(self, identity: QueueIdentity) -> Queue:
+        """The queue of that identity; QueueDoesNotExist if there is none."""
+        cached = self._directory.get(identity)
         if cached:
             age = self._clock() - cached[1]
             if age < self._ttl_seconds:
@@ -54,70 +52,70 @@ class QueueDirectory:
             if age < METADATA_STALE_SECONDS:
                 # Serve the known copy now and refresh behind the request: a request never
                 # waits on a catalog read for a queue it knows (nor twice on a slow Cassandra).
-                self._refresh_soon(name)
+                self._refresh_soon(identity)
                 return cached[0]
-        return await self._load(name)
+        return await self._load(identity)
 
     async def for_arn(self, arn: str) -> Queue:
-        """The queue an ARN of this service names; QueueDoesNotExist otherwise."""
-        name = arns.queue_name_from_arn(arn)
-        if name is None or arn != self.arn(name):
+        """The queue an SQS queue ARN names; QueueDoesNotExist otherwise."""
+        identity = arns.queue_identity_from_arn(arn)
+        if identity is None or arn != self.arn(identity):
             raise QueueDoesNotExist("The specified queue does not exist.")
-        return await self.get(name)
+        return await self.get(identity)
 
-    def _refresh_soon(self, name: str) -> None:
-        if name in self._refreshing:
+    def _refresh_soon(self, identity: QueueIdentity) -> None:
+        if identity in self._refreshing:
             return
-        self._refreshing.add(name)
+        self._refreshing.add(identity)
 
         async def refresh() -> None:
             try:
-                await self._load(name)
+                await self._load(identity)
             except (StorageUnavailable, QueueDoesNotExist):
                 pass
             finally:
-                self._refreshing.discard(name)
+                self._refreshing.discard(identity)
 
         asyncio.get_running_loop().create_task(refresh())
 
-    async def _load(self, name: str) -> Queue:
-        cached = self._directory.get(name)
+    async def _load(self, identity: QueueIdentity) -> Queue:
+        cached = self._directory.get(identity)
         now = self._clock()
         try:
-            queue = await self._catalog.get(name)
+            queue = await self._catalog.get(identity)
         except StorageUnavailable:
             if cached:  # a known queue keeps working from Redis while Cassandra is away
                 return cached[0]
             raise
         if queue is None:
-            self._directory.pop(name, None)
+            self._directory.pop(identity, None)
             raise QueueDoesNotExist("The specified queue does not exist.")
         # A create, change or delete of the queue while we read must not be overwritten by
         # what we read before it (a background pass over every queue reads for long).
-        if self._directory.get(name) is cached:
-            self._directory[name] = (queue, now)
+        if self._directory.get(identity) is cached:
+            self._directory[identity] = (queue, now)
         return queue
 
     def remember(self, queue: Queue) -> None:
         """The catalog now holds `queue` (this process created or changed it)."""
-        self._directory[queue.name] = (queue, self._clock())
+        self._directory[queue.identity] = (queue, self._clock())
 
-    def forget(self, name: str) -> None:
-        self._directory.pop(name, None)
+    def forget(self, identity: QueueIdentity) -> None:
+        self._directory.pop(identity, None)
 
     async def save(self, queue: Queue) -> None:
         await self._catalog.save(queue)
         self.remember(queue)
 
-    async def check_not_deleted_recently(self, name: str) -> None:
+    async def check_not_deleted_recently(self, identity: QueueIdentity) -> None:
         """QueueDeletedRecently while the name of a deleted queue is still cooling down."""
         cooldown = self._deleted_recently_seconds
         if cooldown <= 0:
             return
-        deleted = await self._catalog.deleted_ms(name)
+        deleted = await self._catalog.deleted_ms(identity)
         if deleted is None or int(self._clock() * 1000) - deleted >= cooldown * 1000:
             return
-        if await self._catalog.get(name) is not None:
+        if await self._catalog.get(identity) is not None:
             return  # re-created since: CreateQueue answers with the existing queue
         raise QueueDeletedRecently(
             f"You must wait {cooldown:g} seconds after deleting a queue before you can create"

@@ -16,7 +16,13 @@ from dataclasses import replace
 
 from cqs import arns, dead_letter_policy, permissions, validation
 from cqs.errors import PurgeQueueInProgress, QueueNameExists
-from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Queue, QueueDescription
+from cqs.model import (
+    DEFAULT_QUEUE_ATTRIBUTES,
+    Queue,
+    QueueDescription,
+    QueueIdentity,
+    QueueNamespace,
+)
 from cqs.ports import MessageStore, QueueCatalog
 from cqs.service import pagination
 from cqs.service.cache_fill import CacheFiller
@@ -53,8 +59,9 @@ class Queues:
         return int(self._clock() * 1000)
 
     async def create_queue(
-        self, name: str, attributes: Mapping[str, str], tags: Mapping[str, str]
+        self, identity: QueueIdentity, attributes: Mapping[str, str], tags: Mapping[str, str]
     ) -> None:
+        name = identity.name
         fifo = attributes.get("FifoQueue", "false").lower() == "true"
         validation.validate_queue_name(name, fifo)
         given = validation.normalize_queue_attributes(attributes, creating=True)
@@ -65,10 +72,12 @@ class Queues:
             defaults.update(validation.FIFO_QUEUE_DEFAULTS)
         validation.validate_queue_type_attributes({**defaults, **given}, fifo)
         validation.validate_tags(tags, queue_name=name)
-        await self._dead_letters.check_redrive_policy(name, given, fifo)
-        await self._directory.check_not_deleted_recently(name)
+        await self._dead_letters.check_redrive_policy(identity, given, fifo)
+        await self._directory.check_not_deleted_recently(identity)
         now_s = int(self._clock())
         candidate = Queue(
+            account_id=identity.account_id,
+            region=identity.region,
             name=name,
             queue_id=uuid.uuid4().hex,
             attributes={**defaults, **given},
@@ -78,7 +87,7 @@ class Queues:
         )
         stored = await self._catalog.create(candidate)
         if stored.queue_id == candidate.queue_id:
-            await self._cache_fill.start_empty(name)
+            await self._cache_fill.start_empty(identity)
         else:
             differing = [k for k, v in given.items() if stored.attributes.get(k) != v]
             if differing:
@@ -89,23 +98,33 @@ class Queues:
         self._directory.remember(stored)
 
     async def list_queues(
-        self, prefix: str | None, max_results: int | None, next_token: str | None
+        self,
+        namespace: QueueNamespace,
+        prefix: str | None,
+        max_results: int | None,
+        next_token: str | None,
     ) -> tuple[list[str], str | None]:
+        """Names of one account's queues in one region."""
         pagination.check_max_results(max_results)
-        names = [n for n in await self._catalog.list_names() if n.startswith(prefix or "")]
+        names = [
+            n for n in await self._catalog.list_names(*namespace)
+            if n.startswith(prefix or "")
+        ]
         after = pagination.read_name_token(next_token) if next_token else None
         return pagination.page(names, max_results, after)
 
-    async def delete_queue(self, name: str) -> None:
-        queue = await self._directory.get(name)
-        await self._catalog.delete(name)
-        await self._catalog.record_deletion(name, self._now_ms())
-        self._directory.forget(name)
+    async def delete_queue(self, identity: QueueIdentity) -> None:
+        queue = await self._directory.get(identity)
+        await self._catalog.delete(identity)
+        await self._catalog.record_deletion(identity, self._now_ms())
+        self._directory.forget(identity)
         await self._store.drop(queue)
         await self._cache_fill.drop(queue)
 
-    async def get_queue_attributes(self, name: str, names: Sequence[str]) -> dict[str, str]:
-        queue = await self._directory.get(name)
+    async def get_queue_attributes(
+        self, identity: QueueIdentity, names: Sequence[str]
+    ) -> dict[str, str]:
+        queue = await self._directory.get(identity)
         wanted = validation.validate_attribute_names_for_get(names)
         result: dict[str, str] = {}
         if any(n in wanted for n in COUNT_ATTRIBUTES):
@@ -115,15 +134,17 @@ class Queues:
             result["ApproximateNumberOfMessagesDelayed"] = str(counts.delayed)
         result["CreatedTimestamp"] = str(queue.created_timestamp)
         result["LastModifiedTimestamp"] = str(queue.last_modified_timestamp)
-        result["QueueArn"] = self._directory.arn(name)
+        result["QueueArn"] = self._directory.arn(identity)
         result.update(queue.attributes)
         return {n: result[n] for n in wanted if n in result}
 
-    async def set_queue_attributes(self, name: str, attributes: Mapping[str, str]) -> None:
-        queue = await self._directory.get(name)
+    async def set_queue_attributes(
+        self, identity: QueueIdentity, attributes: Mapping[str, str]
+    ) -> None:
+        queue = await self._directory.get(identity)
         given = validation.normalize_queue_attributes(attributes, creating=False)
         validation.validate_queue_type_attributes({**queue.attributes, **given}, queue.fifo)
-        await self._dead_letters.check_redrive_policy(name, given, queue.fifo)
+        await self._dead_letters.check_redrive_policy(identity, given, queue.fifo)
         merged = {**queue.attributes, **given}
         for cleared in [k for k in dead_letter_policy.CLEARABLE_ATTRIBUTES if merged.get(k) == ""]:
             del merged[cleared]  # an empty policy removes it, as in SQS
@@ -131,41 +152,41 @@ class Queues:
             replace(queue, attributes=merged, last_modified_timestamp=int(self._clock()))
         )
 
-    async def purge_queue(self, name: str) -> None:
-        queue = await self._directory.get(name)
+    async def purge_queue(self, identity: QueueIdentity) -> None:
+        queue = await self._directory.get(identity)
         now_ms = self._now_ms()
         last_purge = await self._catalog.last_purge_ms(queue)
         if last_purge is not None and 0 <= now_ms - last_purge < PURGE_INTERVAL_MS:
             raise PurgeQueueInProgress(
-                f"Only one PurgeQueue operation on {name} is allowed every 60 seconds."
+                f"Only one PurgeQueue operation on {identity.name} is allowed every 60 seconds."
             )
         await self._catalog.record_purge(queue, now_ms)
         await self._store.purge(queue)
         await self._cache_fill.purge(queue)
 
-    async def tag_queue(self, name: str, tags: Mapping[str, str]) -> None:
-        queue = await self._directory.get(name)
-        validation.validate_tags(tags, queue.tags.keys(), name)
+    async def tag_queue(self, identity: QueueIdentity, tags: Mapping[str, str]) -> None:
+        queue = await self._directory.get(identity)
+        validation.validate_tags(tags, queue.tags.keys(), identity.name)
         await self._directory.save(replace(queue, tags={**queue.tags, **tags}))
 
-    async def untag_queue(self, name: str, tag_keys: Sequence[str]) -> None:
-        queue = await self._directory.get(name)
+    async def untag_queue(self, identity: QueueIdentity, tag_keys: Sequence[str]) -> None:
+        queue = await self._directory.get(identity)
         validation.validate_tag_keys(tag_keys)
         remaining = {k: v for k, v in queue.tags.items() if k not in set(tag_keys)}
         await self._directory.save(replace(queue, tags=remaining))
 
-    async def list_queue_tags(self, name: str) -> dict[str, str]:
-        return dict((await self._directory.get(name)).tags)
+    async def list_queue_tags(self, identity: QueueIdentity) -> dict[str, str]:
+        return dict((await self._directory.get(identity)).tags)
 
-    async def describe_queue(self, name: str) -> QueueDescription:
+    async def describe_queue(self, identity: QueueIdentity) -> QueueDescription:
         """The queue as an operator's view shows it (the admin console)."""
-        queue = await self._directory.get(name)
+        queue = await self._directory.get(identity)
         policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
         return QueueDescription(
-            name=name,
-            arn=self._directory.arn(name),
+            name=identity.name,
+            arn=self._directory.arn(identity),
             fifo=queue.fifo,
-            attributes=await self.get_queue_attributes(name, ["All"]),
+            attributes=await self.get_queue_attributes(identity, ["All"]),
             tags=dict(queue.tags),
             dead_letter_queue=(
                 arns.queue_name_from_arn(policy.dead_letter_target_arn) if policy else None
@@ -174,19 +195,24 @@ class Queues:
         )
 
     async def add_permission(
-        self, name: str, label: str, account_ids: Sequence[str], actions: Sequence[str]
+        self,
+        identity: QueueIdentity,
+        label: str,
+        account_ids: Sequence[str],
+        actions: Sequence[str],
     ) -> None:
-        queue = await self._directory.get(name)
+        queue = await self._directory.get(identity)
         policy = permissions.add_permission(
-            queue.attributes.get("Policy"), self._directory.arn(name), label, account_ids, actions
+            queue.attributes.get("Policy"), self._directory.arn(identity), label, account_ids,
+            actions,
         )
         await self._directory.save(replace(
             queue, attributes={**queue.attributes, "Policy": policy},
             last_modified_timestamp=int(self._clock()),
         ))
 
-    async def remove_permission(self, name: str, label: str) -> None:
-        queue = await self._directory.get(name)
+    async def remove_permission(self, identity: QueueIdentity, label: str) -> None:
+        queue = await self._directory.get(identity)
         policy = permissions.remove_permission(queue.attributes.get("Policy"), label)
         attributes = {k: v for k, v in queue.attributes.items() if k != "Policy"}
         if policy is not None:

@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 
 from cqs import validation
 from cqs.errors import StorageBusy, StorageError, StorageUnavailable
-from cqs.model import Delivery, Queue, ReceivedMessage, ReceiveOutcome, ReceiveRequest, Redelivery
+from cqs.model import (
+    Delivery,
+    Queue,
+    QueueIdentity,
+    ReceivedMessage,
+    ReceiveOutcome,
+    ReceiveRequest,
+    Redelivery,
+)
 from cqs.ports import CachedMessages, Telemetry
 from cqs.receipts import ReceiptSigner, new_nonce
 from cqs.service.cache_fill import CacheFiller
@@ -48,8 +56,10 @@ class Receiver:
         self._telemetry = telemetry
         self._clock = clock
 
-    async def receive_message(self, name: str, request: ReceiveRequest) -> list[ReceivedMessage]:
-        queue = await self._directory.get(name)
+    async def receive_message(
+        self, identity: QueueIdentity, request: ReceiveRequest
+    ) -> list[ReceivedMessage]:
+        queue = await self._directory.get(identity)
         validation.validate_max_number_of_messages(request.max_number_of_messages)
         if request.visibility_timeout is not None:
             validation.validate_visibility_timeout(request.visibility_timeout)
@@ -79,19 +89,19 @@ class Receiver:
             if deliveries or remaining <= 0:
                 break
             if not listening:  # sends through other processes publish a wake-up for us
-                listening = await self._listen(name, remaining)
+                listening = await self._listen(identity, remaining)
             self._telemetry.long_poll_waiting(1)
             try:
-                await self._waiters.wait(name, remaining)
+                await self._waiters.wait(identity, remaining)
             finally:
                 self._telemetry.long_poll_waiting(-1)
-            queue = await self._directory.get(name)
-        self._waiters.pass_on(name, len(deliveries), request.max_number_of_messages)
+            queue = await self._directory.get(identity)
+        self._waiters.pass_on(identity, len(deliveries), request.max_number_of_messages)
         return [received_message(queue, d, request, self._signer) for d in deliveries]
 
-    async def _listen(self, name: str, seconds: float) -> bool:
+    async def _listen(self, identity: QueueIdentity, seconds: float) -> bool:
         try:
-            await self._messages.listen(name, int(seconds * 1000) + 1000)
+            await self._messages.listen(identity, int(seconds * 1000) + 1000)
         except StorageError:
             return False
         return True
@@ -143,11 +153,11 @@ class Receiver:
         timeout_ms, retention_ms = timeout * 1000, queue.retention_seconds * 1000
         if queue.fifo:
             return await self._messages.receive_fifo(
-                queue.name, count, timeout_ms, now_ms, retention_ms, nonces, max_receives,
+                queue.identity, count, timeout_ms, now_ms, retention_ms, nonces, max_receives,
                 attempt_id,
             )
         return await self._messages.receive(
-            queue.name, count, timeout_ms, now_ms, retention_ms, nonces, max_receives
+            queue.identity, count, timeout_ms, now_ms, retention_ms, nonces, max_receives
         )
 
     def _count_deliveries(

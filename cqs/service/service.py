@@ -1,6 +1,7 @@
 """QueueService: one async method per SQS action, each handed to the mechanism that owns it.
 
-Takes and returns queue names and model values, never URLs or wire formats. The constructor
+Takes queues as `QueueIdentity` (account id, region, name) and returns model values, never
+URLs or wire formats. The constructor
 composes the mechanisms (one module each in this package); the methods only pick the one
 to call. Imports model, ports, receipts and this package; never an adapter, aiohttp, redis
 or cassandra.
@@ -18,6 +19,8 @@ from cqs.model import (
     BatchResult,
     MessageMoveTask,
     QueueDescription,
+    QueueIdentity,
+    QueueNamespace,
     ReceivedMessage,
     ReceiveRequest,
     SendRequest,
@@ -60,8 +63,7 @@ class QueueService:
         cache: MessageCache,
         signer: ReceiptSigner,
         *,
-        account_id: str,
-        region: str,
+        home: QueueNamespace,
         tuning: ServiceTuning | None = None,
         clock: Callable[[], float] = time.time,
         telemetry: Telemetry | None = None,
@@ -69,9 +71,12 @@ class QueueService:
         tuning = tuning or ServiceTuning()
         telemetry = telemetry or NullTelemetry()
         owner = uuid.uuid4().hex  # this process, as a fill lease holder and move task runner
+        # The deployment's own account and region: what the console and statistics show,
+        # and the SenderId of sends (requests do not name their caller yet).
+        self.home = home
         self._cache = cache
         self._directory = QueueDirectory(
-            catalog, account_id=account_id, region=region,
+            catalog,
             ttl_seconds=tuning.metadata_ttl_seconds,
             deleted_recently_seconds=tuning.queue_deleted_recently_seconds, clock=clock,
         )
@@ -91,7 +96,7 @@ class QueueService:
             catalog, store, self._directory, self._cache_fill, dead_letters, clock=clock
         )
         self._sender = Sender(
-            store, self._cache_fill, fifo, sender_id=account_id, telemetry=telemetry, clock=clock
+            store, self._cache_fill, fifo, sender_id=home.account_id, telemetry=telemetry, clock=clock
         )
         self._receiver = Receiver(
             cache, self._directory, self._cache_fill, dead_letters, self._waiters, signer,
@@ -112,18 +117,18 @@ class QueueService:
         )
 
     # --- hooks for the composition root, the worker and the admin console ------------------
-    def queue_arn(self, name: str) -> str:
-        return self._directory.arn(name)
+    def queue_arn(self, identity: QueueIdentity) -> str:
+        return self._directory.arn(identity)
 
-    def notify_messages_available(self, names: Sequence[str]) -> None:
+    def notify_messages_available(self, queues: Sequence[QueueIdentity]) -> None:
         """Wake this process's long polls on these queues (called on send and by the worker)."""
-        for name in names:
-            self._waiters.wake(name)
+        for queue in queues:
+            self._waiters.wake(queue)
 
     async def relay_arrivals(self) -> None:
         """Wake local long polls for messages announced by any process; runs until cancelled."""
-        async for name in self._cache.arrivals():
-            self.notify_messages_available([name])
+        async for queue in self._cache.arrivals():
+            self.notify_messages_available([queue])
 
     async def close(self) -> None:
         await self._waiters.close()
@@ -138,90 +143,95 @@ class QueueService:
 
     # --- queues ----------------------------------------------------------------------------
     async def create_queue(
-        self, name: str, attributes: Mapping[str, str], tags: Mapping[str, str]
+        self, identity: QueueIdentity, attributes: Mapping[str, str], tags: Mapping[str, str]
     ) -> None:
-        await self._queues.create_queue(name, attributes, tags)
+        await self._queues.create_queue(identity, attributes, tags)
 
-    async def get_queue_url(self, name: str) -> None:
-        await self._directory.get(name)
+    async def get_queue_url(self, identity: QueueIdentity) -> None:
+        await self._directory.get(identity)
 
     async def list_queues(
-        self, prefix: str | None, max_results: int | None, next_token: str | None
+        self,
+        namespace: QueueNamespace,
+        prefix: str | None,
+        max_results: int | None,
+        next_token: str | None,
     ) -> tuple[list[str], str | None]:
-        return await self._queues.list_queues(prefix, max_results, next_token)
+        """Names of one account's queues in one region."""
+        return await self._queues.list_queues(namespace, prefix, max_results, next_token)
 
-    async def delete_queue(self, name: str) -> None:
-        await self._queues.delete_queue(name)
+    async def delete_queue(self, identity: QueueIdentity) -> None:
+        await self._queues.delete_queue(identity)
 
-    async def get_queue_attributes(self, name: str, names: Sequence[str]) -> dict[str, str]:
-        return await self._queues.get_queue_attributes(name, names)
+    async def get_queue_attributes(self, identity: QueueIdentity, names: Sequence[str]) -> dict[str, str]:
+        return await self._queues.get_queue_attributes(identity, names)
 
-    async def set_queue_attributes(self, name: str, attributes: Mapping[str, str]) -> None:
-        await self._queues.set_queue_attributes(name, attributes)
+    async def set_queue_attributes(self, identity: QueueIdentity, attributes: Mapping[str, str]) -> None:
+        await self._queues.set_queue_attributes(identity, attributes)
 
-    async def purge_queue(self, name: str) -> None:
-        await self._queues.purge_queue(name)
+    async def purge_queue(self, identity: QueueIdentity) -> None:
+        await self._queues.purge_queue(identity)
 
-    async def tag_queue(self, name: str, tags: Mapping[str, str]) -> None:
-        await self._queues.tag_queue(name, tags)
+    async def tag_queue(self, identity: QueueIdentity, tags: Mapping[str, str]) -> None:
+        await self._queues.tag_queue(identity, tags)
 
-    async def untag_queue(self, name: str, tag_keys: Sequence[str]) -> None:
-        await self._queues.untag_queue(name, tag_keys)
+    async def untag_queue(self, identity: QueueIdentity, tag_keys: Sequence[str]) -> None:
+        await self._queues.untag_queue(identity, tag_keys)
 
-    async def list_queue_tags(self, name: str) -> dict[str, str]:
-        return await self._queues.list_queue_tags(name)
+    async def list_queue_tags(self, identity: QueueIdentity) -> dict[str, str]:
+        return await self._queues.list_queue_tags(identity)
 
-    async def describe_queue(self, name: str) -> QueueDescription:
+    async def describe_queue(self, identity: QueueIdentity) -> QueueDescription:
         """The queue as an operator's view shows it (the admin console)."""
-        return await self._queues.describe_queue(name)
+        return await self._queues.describe_queue(identity)
 
     async def add_permission(
-        self, name: str, label: str, account_ids: Sequence[str], actions: Sequence[str]
+        self, identity: QueueIdentity, label: str, account_ids: Sequence[str], actions: Sequence[str]
     ) -> None:
-        await self._queues.add_permission(name, label, account_ids, actions)
+        await self._queues.add_permission(identity, label, account_ids, actions)
 
-    async def remove_permission(self, name: str, label: str) -> None:
-        await self._queues.remove_permission(name, label)
+    async def remove_permission(self, identity: QueueIdentity, label: str) -> None:
+        await self._queues.remove_permission(identity, label)
 
     # --- messages --------------------------------------------------------------------------
-    async def send_message(self, name: str, request: SendRequest) -> SendResult:
-        return await self._sender.send_message(await self._directory.get(name), request)
+    async def send_message(self, identity: QueueIdentity, request: SendRequest) -> SendResult:
+        return await self._sender.send_message(await self._directory.get(identity), request)
 
     async def send_message_batch(
-        self, name: str, entries: Sequence[tuple[str, SendRequest]]
+        self, identity: QueueIdentity, entries: Sequence[tuple[str, SendRequest]]
     ) -> BatchResult[SendResult]:
-        return await self._sender.send_message_batch(await self._directory.get(name), entries)
+        return await self._sender.send_message_batch(await self._directory.get(identity), entries)
 
-    async def receive_message(self, name: str, request: ReceiveRequest) -> list[ReceivedMessage]:
-        return await self._receiver.receive_message(name, request)
+    async def receive_message(self, identity: QueueIdentity, request: ReceiveRequest) -> list[ReceivedMessage]:
+        return await self._receiver.receive_message(identity, request)
 
-    async def delete_message(self, name: str, receipt_handle: str) -> None:
-        await self._in_flight.delete_message(await self._directory.get(name), receipt_handle)
+    async def delete_message(self, identity: QueueIdentity, receipt_handle: str) -> None:
+        await self._in_flight.delete_message(await self._directory.get(identity), receipt_handle)
 
     async def delete_message_batch(
-        self, name: str, entries: Sequence[tuple[str, str]]
+        self, identity: QueueIdentity, entries: Sequence[tuple[str, str]]
     ) -> BatchResult[None]:
-        return await self._in_flight.delete_message_batch(await self._directory.get(name), entries)
+        return await self._in_flight.delete_message_batch(await self._directory.get(identity), entries)
 
     async def change_message_visibility(
-        self, name: str, receipt_handle: str, visibility_timeout: int
+        self, identity: QueueIdentity, receipt_handle: str, visibility_timeout: int
     ) -> None:
         await self._in_flight.change_message_visibility(
-            await self._directory.get(name), receipt_handle, visibility_timeout
+            await self._directory.get(identity), receipt_handle, visibility_timeout
         )
 
     async def change_message_visibility_batch(
-        self, name: str, entries: Sequence[tuple[str, str, int]]
+        self, identity: QueueIdentity, entries: Sequence[tuple[str, str, int]]
     ) -> BatchResult[None]:
         return await self._in_flight.change_message_visibility_batch(
-            await self._directory.get(name), entries
+            await self._directory.get(identity), entries
         )
 
     # --- dead-letter queues and message move tasks -----------------------------------------
     async def list_dead_letter_source_queues(
-        self, name: str, max_results: int | None, next_token: str | None
+        self, identity: QueueIdentity, max_results: int | None, next_token: str | None
     ) -> tuple[list[str], str | None]:
-        return await self._dead_letters.list_source_queues(name, max_results, next_token)
+        return await self._dead_letters.list_source_queues(identity, max_results, next_token)
 
     async def start_message_move_task(
         self, source_arn: str, destination_arn: str | None, max_per_second: int | None

@@ -22,6 +22,8 @@ from cqs.model import (
     MessageAttributeValue,
     MessageMoveTask,
     MoveTaskStatus,
+    QueueIdentity,
+    QueueNamespace,
     ReceivedMessage,
     SendResult,
 )
@@ -59,11 +61,13 @@ from cqs.sqs_api.urls import queue_name_from_url, queue_url
 
 @dataclass(frozen=True, slots=True)
 class ApiCall:
-    """One decoded request, with what is needed to build queue URLs for the answer."""
+    """One decoded request, with the account and region it acts in and what is needed to
+    build queue URLs for the answer."""
 
     request: DecodedRequest
     base_url: str
     account_id: str
+    region: str
 
     def read(self, request_type: type[AnyRequest]) -> AnyRequest:
         if self.request.protocol is Protocol.QUERY:
@@ -73,9 +77,13 @@ class ApiCall:
     def queue_url(self, queue_name: str) -> str:
         return queue_url(self.base_url, self.account_id, queue_name)
 
-    def queue_name(self, url: str) -> str:
-        """The name of the queue `url` names; QueueDoesNotExist for another account's URL."""
-        return queue_name_from_url(url, self.account_id)
+    def named(self, queue_name: str) -> QueueIdentity:
+        """The queue of this account and region called `queue_name`."""
+        return QueueIdentity(self.account_id, self.region, queue_name)
+
+    def queue(self, url: str) -> QueueIdentity:
+        """The queue `url` names; QueueDoesNotExist for another account's URL."""
+        return self.named(queue_name_from_url(url, self.account_id))
 
 
 Handler = Callable[[QueueService, ApiCall], Awaitable[WireResult | None]]
@@ -132,7 +140,7 @@ def _received(received: ReceivedMessage) -> WireResult:
 
 async def create_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(CreateQueueRequest)
-    await service.create_queue(request.queue_name, request.attributes, request.tags)
+    await service.create_queue(call.named(request.queue_name), request.attributes, request.tags)
     return {"QueueUrl": call.queue_url(request.queue_name)}
 
 
@@ -141,14 +149,15 @@ async def get_queue_url(service: QueueService, call: ApiCall) -> WireResult | No
     owner = request.queue_owner_account_id
     if owner and owner != call.account_id:  # another account's queues are not here
         raise QueueDoesNotExist("The specified queue does not exist.")
-    await service.get_queue_url(request.queue_name)
+    await service.get_queue_url(call.named(request.queue_name))
     return {"QueueUrl": call.queue_url(request.queue_name)}
 
 
 async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListQueuesRequest)
     names, next_token = await service.list_queues(
-        request.queue_name_prefix, request.max_results, request.next_token
+        QueueNamespace(call.account_id, call.region), request.queue_name_prefix,
+        request.max_results, request.next_token,
     )
     return {
         "QueueUrls": [call.queue_url(name) for name in names] or None,
@@ -158,45 +167,45 @@ async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None
 
 async def delete_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteQueueRequest)
-    await service.delete_queue(call.queue_name(request.queue_url))
+    await service.delete_queue(call.queue(request.queue_url))
     return None
 
 
 async def get_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(GetQueueAttributesRequest)
     attributes = await service.get_queue_attributes(
-        call.queue_name(request.queue_url), request.attribute_names
+        call.queue(request.queue_url), request.attribute_names
     )
     return {"Attributes": attributes or None}
 
 
 async def set_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SetQueueAttributesRequest)
-    await service.set_queue_attributes(call.queue_name(request.queue_url), request.attributes)
+    await service.set_queue_attributes(call.queue(request.queue_url), request.attributes)
     return None
 
 
 async def purge_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(PurgeQueueRequest)
-    await service.purge_queue(call.queue_name(request.queue_url))
+    await service.purge_queue(call.queue(request.queue_url))
     return None
 
 
 async def tag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(TagQueueRequest)
-    await service.tag_queue(call.queue_name(request.queue_url), request.tags)
+    await service.tag_queue(call.queue(request.queue_url), request.tags)
     return None
 
 
 async def untag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(UntagQueueRequest)
-    await service.untag_queue(call.queue_name(request.queue_url), request.tag_keys)
+    await service.untag_queue(call.queue(request.queue_url), request.tag_keys)
     return None
 
 
 async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListQueueTagsRequest)
-    tags = await service.list_queue_tags(call.queue_name(request.queue_url))
+    tags = await service.list_queue_tags(call.queue(request.queue_url))
     return {"Tags": tags or None}
 
 
@@ -204,14 +213,14 @@ async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | 
 
 async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageRequest)
-    result = await service.send_message(call.queue_name(request.queue_url), request.message)
+    result = await service.send_message(call.queue(request.queue_url), request.message)
     return _send_result(result)
 
 
 async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageBatchRequest)
     batch = await service.send_message_batch(
-        call.queue_name(request.queue_url), request.entries
+        call.queue(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id, **_send_result(result)}
@@ -223,21 +232,21 @@ async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult
 async def receive_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ReceiveMessageRequest)
     received = await service.receive_message(
-        call.queue_name(request.queue_url), request.receive
+        call.queue(request.queue_url), request.receive
     )
     return {"Messages": [_received(message) for message in received] or None}
 
 
 async def delete_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteMessageRequest)
-    await service.delete_message(call.queue_name(request.queue_url), request.receipt_handle)
+    await service.delete_message(call.queue(request.queue_url), request.receipt_handle)
     return None
 
 
 async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteMessageBatchRequest)
     batch = await service.delete_message_batch(
-        call.queue_name(request.queue_url), request.entries
+        call.queue(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
@@ -248,7 +257,7 @@ async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResu
 async def change_message_visibility(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ChangeMessageVisibilityRequest)
     await service.change_message_visibility(
-        call.queue_name(request.queue_url), request.receipt_handle, request.visibility_timeout
+        call.queue(request.queue_url), request.receipt_handle, request.visibility_timeout
     )
     return None
 
@@ -258,7 +267,7 @@ async def change_message_visibility_batch(
 ) -> WireResult | None:
     request = call.read(ChangeMessageVisibilityBatchRequest)
     batch = await service.change_message_visibility_batch(
-        call.queue_name(request.queue_url), request.entries
+        call.queue(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
@@ -273,7 +282,7 @@ async def list_dead_letter_source_queues(
 ) -> WireResult | None:
     request = call.read(ListDeadLetterSourceQueuesRequest)
     names, next_token = await service.list_dead_letter_source_queues(
-        call.queue_name(request.queue_url), request.max_results, request.next_token
+        call.queue(request.queue_url), request.max_results, request.next_token
     )
     # `queueUrls` is required in the output shape: an empty list, never left out.
     return {"queueUrls": [call.queue_url(name) for name in names], "NextToken": next_token}
@@ -282,7 +291,7 @@ async def list_dead_letter_source_queues(
 async def add_permission(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(AddPermissionRequest)
     await service.add_permission(
-        call.queue_name(request.queue_url), request.label, request.account_ids,
+        call.queue(request.queue_url), request.label, request.account_ids,
         request.actions,
     )
     return None
@@ -290,7 +299,7 @@ async def add_permission(service: QueueService, call: ApiCall) -> WireResult | N
 
 async def remove_permission(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(RemovePermissionRequest)
-    await service.remove_permission(call.queue_name(request.queue_url), request.label)
+    await service.remove_permission(call.queue(request.queue_url), request.label)
     return None
 
 

@@ -23,6 +23,7 @@ from cqs.model import (
     Message,
     MessageAttributeValue,
     MessageCounts,
+    QueueIdentity,
     VisibilityOutcome,
 )
 from cqs.ports import MessageCache
@@ -48,8 +49,8 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def queue_name() -> str:
-    return f"q-{uuid.uuid4().hex}"
+def new_queue() -> QueueIdentity:
+    return QueueIdentity("000000000000", "us-east-1", f"q-{uuid.uuid4().hex}")
 
 
 def make_message(body: str = "hello", *, sent_ms: int | None = None, delay_ms: int = 0) -> Message:
@@ -71,28 +72,28 @@ def nonces(count: int) -> list[str]:
     return [uuid.uuid4().hex for _ in range(count)]
 
 
-async def ready_queue(cache: MessageCache) -> str:
-    name = queue_name()
-    assert await cache.begin_fill(name, "filler", 10_000)
-    assert await cache.finish_fill(name, "filler")
-    return name
+async def ready_queue(cache: MessageCache) -> QueueIdentity:
+    queue = new_queue()
+    assert await cache.begin_fill(queue, "filler", 10_000)
+    assert await cache.finish_fill(queue, "filler")
+    return queue
 
 
 async def receive(
     cache: MessageCache,
-    name: str,
+    queue: QueueIdentity,
     at_ms: int,
     *,
     max_count: int = 10,
     timeout_ms: int = TIMEOUT_MS,
     retention_ms: int = RETENTION_MS,
 ) -> list[Delivery]:
-    outcome = await cache.receive(name, max_count, timeout_ms, at_ms, retention_ms, nonces(max_count))
+    outcome = await cache.receive(queue, max_count, timeout_ms, at_ms, retention_ms, nonces(max_count))
     assert outcome is not None, "the queue should be ready"
     return outcome.deliveries
 
 
-async def sweep(cache: MessageCache, at_ms: int, limit: int = 100) -> list[str]:
+async def sweep(cache: MessageCache, at_ms: int, limit: int = 100) -> list[QueueIdentity]:
     return await cache.release_due(at_ms, limit, SWEEPER, SWEEP_LEASE_MS)
 
 
@@ -134,112 +135,112 @@ async def lone_raw_redis(lone_redis: EmbeddedRedis) -> AsyncIterator[Redis]:
 
 
 async def test_a_queue_nobody_filled_is_absent(message_cache: RedisMessageCache) -> None:
-    assert await message_cache.state(queue_name()) is CacheState.ABSENT
+    assert await message_cache.state(new_queue()) is CacheState.ABSENT
 
 
 async def test_sends_to_an_absent_queue_are_refused_and_add_nothing(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
-    assert not await message_cache.add(name, [make_message()], now_ms())
-    assert await message_cache.counts(name, now_ms()) == MessageCounts(0, 0, 0)
+    queue = new_queue()
+    assert not await message_cache.add(queue, [make_message()], now_ms())
+    assert await message_cache.counts(queue, now_ms()) == MessageCounts(0, 0, 0)
 
 
 async def test_receive_returns_none_unless_the_queue_is_ready(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
-    assert await message_cache.receive(name, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"]) is None
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.add(name, [make_message()], now_ms())
-    assert await message_cache.receive(name, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"]) is None
+    queue = new_queue()
+    assert await message_cache.receive(queue, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"]) is None
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.add(queue, [make_message()], now_ms())
+    assert await message_cache.receive(queue, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"]) is None
 
 
 async def test_fill_lease_goes_from_absent_to_filling_to_ready(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
-    assert await message_cache.begin_fill(name, "first", 10_000)
-    assert await message_cache.state(name) is CacheState.FILLING
-    assert await message_cache.renew_fill(name, "first", 10_000)
-    assert await message_cache.finish_fill(name, "first")
-    assert await message_cache.state(name) is CacheState.READY
+    queue = new_queue()
+    assert await message_cache.begin_fill(queue, "first", 10_000)
+    assert await message_cache.state(queue) is CacheState.FILLING
+    assert await message_cache.renew_fill(queue, "first", 10_000)
+    assert await message_cache.finish_fill(queue, "first")
+    assert await message_cache.state(queue) is CacheState.READY
 
 
 async def test_a_second_owner_can_neither_begin_renew_nor_finish_a_running_fill(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
-    assert await message_cache.begin_fill(name, "first", 10_000)
-    assert not await message_cache.begin_fill(name, "second", 10_000)
-    assert not await message_cache.renew_fill(name, "second", 10_000)
-    assert not await message_cache.finish_fill(name, "second")
-    assert await message_cache.state(name) is CacheState.FILLING
+    queue = new_queue()
+    assert await message_cache.begin_fill(queue, "first", 10_000)
+    assert not await message_cache.begin_fill(queue, "second", 10_000)
+    assert not await message_cache.renew_fill(queue, "second", 10_000)
+    assert not await message_cache.finish_fill(queue, "second")
+    assert await message_cache.state(queue) is CacheState.FILLING
 
 
 async def test_a_ready_queue_cannot_be_filled_again(message_cache: RedisMessageCache) -> None:
-    name = await ready_queue(message_cache)
-    assert not await message_cache.begin_fill(name, "another", 10_000)
-    assert await message_cache.state(name) is CacheState.READY
+    queue = await ready_queue(message_cache)
+    assert not await message_cache.begin_fill(queue, "another", 10_000)
+    assert await message_cache.state(queue) is CacheState.READY
 
 
 async def test_an_expired_lease_lets_another_owner_fill_and_the_first_one_lose(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
-    assert await message_cache.begin_fill(name, "slow", 50)
+    queue = new_queue()
+    assert await message_cache.begin_fill(queue, "slow", 50)
     await asyncio.sleep(0.2)
-    assert await message_cache.state(name) is CacheState.ABSENT
-    assert await message_cache.begin_fill(name, "fast", 10_000)
-    assert not await message_cache.renew_fill(name, "slow", 10_000)
-    assert not await message_cache.finish_fill(name, "slow")
-    assert await message_cache.finish_fill(name, "fast")
+    assert await message_cache.state(queue) is CacheState.ABSENT
+    assert await message_cache.begin_fill(queue, "fast", 10_000)
+    assert not await message_cache.renew_fill(queue, "slow", 10_000)
+    assert not await message_cache.finish_fill(queue, "slow")
+    assert await message_cache.finish_fill(queue, "fast")
 
 
 async def test_beginning_a_fill_clears_messages_a_previous_cache_left_behind(
     message_cache: RedisMessageCache, raw_redis: Redis
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("stale"), make_message("late", delay_ms=5000)], now)
-    await receive(message_cache, name, now, max_count=1)
-    await raw_redis.delete(QueueKeys(name).state)  # as if the lease had lapsed long ago
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 0)
-    assert await raw_redis.zscore(DUE_KEY, name) is None
+    await message_cache.add(queue, [make_message("stale"), make_message("late", delay_ms=5000)], now)
+    await receive(message_cache, queue, now, max_count=1)
+    await raw_redis.delete(QueueKeys(queue).state)  # as if the lease had lapsed long ago
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.counts(queue, now) == MessageCounts(0, 0, 0)
+    assert await raw_redis.zscore(DUE_KEY, queue.key) is None
 
 
 async def test_load_adds_messages_while_filling_and_skips_those_already_cached(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
     sent_during_fill, stored = make_message("sent"), make_message("stored")
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.add(name, [sent_during_fill], now)
-    assert await message_cache.load(name, "filler", [sent_during_fill, stored], now, {})
-    assert await message_cache.finish_fill(name, "filler")
-    assert sorted(bodies(await receive(message_cache, name, now))) == ["sent", "stored"]
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.add(queue, [sent_during_fill], now)
+    assert await message_cache.load(queue, "filler", [sent_during_fill, stored], now, {})
+    assert await message_cache.finish_fill(queue, "filler")
+    assert sorted(bodies(await receive(message_cache, queue, now))) == ["sent", "stored"]
 
 
 async def test_load_does_not_bring_back_messages_deleted_during_the_fill(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
     never_cached, cached, kept = make_message("a"), make_message("b"), make_message("c")
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.load(name, "filler", [cached], now, {})
-    deleted = await message_cache.delete(name, never_cached.message_id, "nonce")
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.load(queue, "filler", [cached], now, {})
+    deleted = await message_cache.delete(queue, never_cached.message_id, "nonce")
     assert deleted is DeleteOutcome.NOT_CACHED
-    assert await message_cache.delete(name, cached.message_id, "nonce") is DeleteOutcome.DELETED
-    assert await message_cache.load(name, "filler", [never_cached, cached, kept], now, {})
-    assert await message_cache.finish_fill(name, "filler")
-    assert bodies(await receive(message_cache, name, now)) == ["c"]
+    assert await message_cache.delete(queue, cached.message_id, "nonce") is DeleteOutcome.DELETED
+    assert await message_cache.load(queue, "filler", [never_cached, cached, kept], now, {})
+    assert await message_cache.finish_fill(queue, "filler")
+    assert bodies(await receive(message_cache, queue, now)) == ["c"]
 
 
 async def test_load_adds_nothing_unless_a_fill_is_running(message_cache: RedisMessageCache) -> None:
-    absent, ready = queue_name(), await ready_queue(message_cache)
+    absent, ready = new_queue(), await ready_queue(message_cache)
     assert not await message_cache.load(absent, "filler", [make_message()], now_ms(), {})
     assert not await message_cache.load(ready, "filler", [make_message()], now_ms(), {})
     assert await message_cache.counts(absent, now_ms()) == MessageCounts(0, 0, 0)
@@ -247,47 +248,47 @@ async def test_load_adds_nothing_unless_a_fill_is_running(message_cache: RedisMe
 
 
 async def test_load_respects_the_delay_of_stored_messages(message_cache: RedisMessageCache) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
-    assert await message_cache.begin_fill(name, "filler", 10_000)
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
     later = make_message("later", sent_ms=now, delay_ms=5000)
-    assert await message_cache.load(name, "filler", [later], now, {})
-    assert await message_cache.finish_fill(name, "filler")
-    assert await receive(message_cache, name, now) == []
-    assert bodies(await receive(message_cache, name, now + 5000)) == ["later"]
+    assert await message_cache.load(queue, "filler", [later], now, {})
+    assert await message_cache.finish_fill(queue, "filler")
+    assert await receive(message_cache, queue, now) == []
+    assert bodies(await receive(message_cache, queue, now + 5000)) == ["later"]
 
 
 async def test_load_by_an_owner_whose_lease_was_taken_over_is_refused_and_adds_nothing(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
-    assert await message_cache.begin_fill(name, "slow", 50)
+    assert await message_cache.begin_fill(queue, "slow", 50)
     await asyncio.sleep(0.2)
-    assert await message_cache.begin_fill(name, "fast", 10_000)
-    assert not await message_cache.load(name, "slow", [make_message("from slow")], now, {})
-    assert not await message_cache.load(name, "slow", [], now, {})
-    assert await message_cache.load(name, "fast", [], now, {})
-    assert await message_cache.load(name, "fast", [make_message("from fast")], now, {})
-    assert await message_cache.finish_fill(name, "fast")
-    assert bodies(await receive(message_cache, name, now)) == ["from fast"]
+    assert await message_cache.begin_fill(queue, "fast", 10_000)
+    assert not await message_cache.load(queue, "slow", [make_message("from slow")], now, {})
+    assert not await message_cache.load(queue, "slow", [], now, {})
+    assert await message_cache.load(queue, "fast", [], now, {})
+    assert await message_cache.load(queue, "fast", [make_message("from fast")], now, {})
+    assert await message_cache.finish_fill(queue, "fast")
+    assert bodies(await receive(message_cache, queue, now)) == ["from fast"]
 
 
 async def test_load_puts_a_message_handed_out_during_the_outage_in_flight_until_its_time(
     message_cache: RedisMessageCache, raw_redis: Redis
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
     handed_out, other = make_message("handed out"), make_message("other")
     hidden_until = {handed_out.message_id: now + 5000}
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.load(name, "filler", [handed_out, other], now, hidden_until)
-    assert await message_cache.finish_fill(name, "filler")
-    assert await message_cache.counts(name, now) == MessageCounts(1, 1, 0)
-    assert await raw_redis.zscore(DUE_KEY, name) == now + 5000
-    assert bodies(await receive(message_cache, name, now)) == ["other"]
-    assert await receive(message_cache, name, now + 4999) == []
-    [again] = await receive(message_cache, name, now + 5000)
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.load(queue, "filler", [handed_out, other], now, hidden_until)
+    assert await message_cache.finish_fill(queue, "filler")
+    assert await message_cache.counts(queue, now) == MessageCounts(1, 1, 0)
+    assert await raw_redis.zscore(DUE_KEY, queue.key) == now + 5000
+    assert bodies(await receive(message_cache, queue, now)) == ["other"]
+    assert await receive(message_cache, queue, now + 4999) == []
+    [again] = await receive(message_cache, queue, now + 5000)
     assert again.message == handed_out
     assert again.receive_count == 2
     assert again.first_receive_timestamp_ms == now
@@ -296,76 +297,76 @@ async def test_load_puts_a_message_handed_out_during_the_outage_in_flight_until_
 async def test_load_makes_a_message_whose_hidden_time_has_passed_visible(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
     message = make_message("back already")
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.load(name, "filler", [message], now, {message.message_id: now})
-    assert await message_cache.finish_fill(name, "filler")
-    [delivery] = await receive(message_cache, name, now)
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.load(queue, "filler", [message], now, {message.message_id: now})
+    assert await message_cache.finish_fill(queue, "filler")
+    [delivery] = await receive(message_cache, queue, now)
     assert delivery.receive_count == 1
 
 
 async def test_load_skips_messages_waiting_for_their_store_delete(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
     deleted, kept = make_message("deleted"), make_message("kept")
-    await message_cache.defer_store_delete(name, deleted.message_id)
+    await message_cache.defer_store_delete(queue, deleted.message_id)
     try:
-        assert await message_cache.begin_fill(name, "filler", 10_000)
-        assert await message_cache.load(name, "filler", [deleted, kept], now, {})
-        assert await message_cache.finish_fill(name, "filler")
-        assert bodies(await receive(message_cache, name, now)) == ["kept"]
+        assert await message_cache.begin_fill(queue, "filler", 10_000)
+        assert await message_cache.load(queue, "filler", [deleted, kept], now, {})
+        assert await message_cache.finish_fill(queue, "filler")
+        assert bodies(await receive(message_cache, queue, now)) == ["kept"]
     finally:
-        await message_cache.forget_store_deletes(name, [deleted.message_id])
+        await message_cache.forget_store_deletes(queue, [deleted.message_id])
 
 
 async def loaded_in_flight(cache: MessageCache, now: int) -> tuple[str, Message]:
     """A ready queue holding one message a fill loaded in flight until now + 60 s."""
-    name = queue_name()
+    queue = new_queue()
     message = make_message("handed out during the outage")
-    assert await cache.begin_fill(name, "filler", 10_000)
-    assert await cache.load(name, "filler", [message], now, {message.message_id: now + 60_000})
-    assert await cache.finish_fill(name, "filler")
-    return name, message
+    assert await cache.begin_fill(queue, "filler", 10_000)
+    assert await cache.load(queue, "filler", [message], now, {message.message_id: now + 60_000})
+    assert await cache.finish_fill(queue, "filler")
+    return queue, message
 
 
 async def test_a_message_loaded_in_flight_is_deleted_with_the_handle_the_store_gave_out(
     message_cache: RedisMessageCache,
 ) -> None:
-    name, message = await loaded_in_flight(message_cache, now_ms())
-    outcome = await message_cache.delete(name, message.message_id, "nonce-from-the-outage")
+    queue, message = await loaded_in_flight(message_cache, now_ms())
+    outcome = await message_cache.delete(queue, message.message_id, "nonce-from-the-outage")
     assert outcome is DeleteOutcome.DELETED
-    assert await message_cache.counts(name, now_ms()) == MessageCounts(0, 0, 0)
+    assert await message_cache.counts(queue, now_ms()) == MessageCounts(0, 0, 0)
 
 
 async def test_a_message_loaded_in_flight_changes_visibility_with_the_handle_the_store_gave_out(
     message_cache: RedisMessageCache,
 ) -> None:
     now = now_ms()
-    name, message = await loaded_in_flight(message_cache, now)
+    queue, message = await loaded_in_flight(message_cache, now)
     outcome = await message_cache.change_visibility(
-        name, message.message_id, "nonce-from-the-outage", now
+        queue, message.message_id, "nonce-from-the-outage", now
     )
     assert outcome is VisibilityOutcome.CHANGED
-    assert bodies(await receive(message_cache, name, now)) == [message.body]
+    assert bodies(await receive(message_cache, queue, now)) == [message.body]
 
 
 async def test_once_received_from_the_cache_a_loaded_message_rejects_the_outage_handle(
     message_cache: RedisMessageCache,
 ) -> None:
     now = now_ms()
-    name, message = await loaded_in_flight(message_cache, now)
-    [delivery] = await receive(message_cache, name, now + 60_000)
-    outcome = await message_cache.delete(name, message.message_id, "nonce-from-the-outage")
+    queue, message = await loaded_in_flight(message_cache, now)
+    [delivery] = await receive(message_cache, queue, now + 60_000)
+    outcome = await message_cache.delete(queue, message.message_id, "nonce-from-the-outage")
     assert outcome is DeleteOutcome.STALE_HANDLE
     changed = await message_cache.change_visibility(
-        name, message.message_id, "nonce-from-the-outage", now_ms() + 90_000
+        queue, message.message_id, "nonce-from-the-outage", now_ms() + 90_000
     )
     assert changed is VisibilityOutcome.STALE_HANDLE
-    current = await message_cache.delete(name, message.message_id, delivery.receipt_nonce)
+    current = await message_cache.delete(queue, message.message_id, delivery.receipt_nonce)
     assert current is DeleteOutcome.DELETED
 
 
@@ -375,11 +376,11 @@ async def test_once_received_from_the_cache_a_loaded_message_rejects_the_outage_
 async def test_a_sent_message_is_received_whole_with_its_receipt_details(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     message = make_message("Grüße")
     now = now_ms()
-    assert await message_cache.add(name, [message], now)
-    outcome = await message_cache.receive(name, 10, TIMEOUT_MS, now, RETENTION_MS, ["n1", "n2"])
+    assert await message_cache.add(queue, [message], now)
+    outcome = await message_cache.receive(queue, 10, TIMEOUT_MS, now, RETENTION_MS, ["n1", "n2"])
     assert outcome is not None
     assert outcome.deliveries == [
         Delivery(message=message, receive_count=1, first_receive_timestamp_ms=now, receipt_nonce="n1")
@@ -389,31 +390,31 @@ async def test_a_sent_message_is_received_whole_with_its_receipt_details(
 async def test_messages_are_received_in_the_order_they_were_sent(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("1"), make_message("2"), make_message("3")], now)
-    await message_cache.add(name, [make_message("4")], now)
-    assert bodies(await receive(message_cache, name, now, max_count=3)) == ["1", "2", "3"]
-    assert bodies(await receive(message_cache, name, now, max_count=3)) == ["4"]
+    await message_cache.add(queue, [make_message("1"), make_message("2"), make_message("3")], now)
+    await message_cache.add(queue, [make_message("4")], now)
+    assert bodies(await receive(message_cache, queue, now, max_count=3)) == ["1", "2", "3"]
+    assert bodies(await receive(message_cache, queue, now, max_count=3)) == ["4"]
 
 
 async def test_a_received_message_is_hidden_from_the_next_receive(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message()], now)
-    assert len(await receive(message_cache, name, now)) == 1
-    assert await receive(message_cache, name, now + TIMEOUT_MS - 1) == []
+    await message_cache.add(queue, [make_message()], now)
+    assert len(await receive(message_cache, queue, now)) == 1
+    assert await receive(message_cache, queue, now + TIMEOUT_MS - 1) == []
 
 
 async def test_receive_hands_out_no_more_messages_than_it_has_nonces(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message(str(index)) for index in range(5)], now)
-    outcome = await message_cache.receive(name, 5, TIMEOUT_MS, now, RETENTION_MS, ["a", "b"])
+    await message_cache.add(queue, [make_message(str(index)) for index in range(5)], now)
+    outcome = await message_cache.receive(queue, 5, TIMEOUT_MS, now, RETENTION_MS, ["a", "b"])
     assert outcome is not None
     assert [delivery.receipt_nonce for delivery in outcome.deliveries] == ["a", "b"]
 
@@ -421,75 +422,75 @@ async def test_receive_hands_out_no_more_messages_than_it_has_nonces(
 async def test_adding_the_same_message_twice_caches_it_once(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     message = make_message()
     now = now_ms()
-    await message_cache.add(name, [message], now)
-    await message_cache.add(name, [message], now)
-    assert await message_cache.counts(name, now) == MessageCounts(1, 0, 0)
+    await message_cache.add(queue, [message], now)
+    await message_cache.add(queue, [message], now)
+    assert await message_cache.counts(queue, now) == MessageCounts(1, 0, 0)
 
 
 async def test_a_received_message_is_deleted_with_its_handle(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message()], now)
-    [delivery] = await receive(message_cache, name, now)
-    outcome = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    await message_cache.add(queue, [make_message()], now)
+    [delivery] = await receive(message_cache, queue, now)
+    outcome = await message_cache.delete(queue, delivery.message.message_id, delivery.receipt_nonce)
     assert outcome is DeleteOutcome.DELETED
-    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 0)
-    assert await receive(message_cache, name, now + TIMEOUT_MS) == []
-    again = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    assert await message_cache.counts(queue, now) == MessageCounts(0, 0, 0)
+    assert await receive(message_cache, queue, now + TIMEOUT_MS) == []
+    again = await message_cache.delete(queue, delivery.message.message_id, delivery.receipt_nonce)
     assert again is DeleteOutcome.NOT_CACHED
 
 
 async def test_deleting_an_unknown_message_of_a_ready_queue_is_not_cached(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
-    outcome = await message_cache.delete(name, str(uuid.uuid1()), "nonce")
+    queue = await ready_queue(message_cache)
+    outcome = await message_cache.delete(queue, str(uuid.uuid1()), "nonce")
     assert outcome is DeleteOutcome.NOT_CACHED
 
 
 async def test_a_handle_from_an_earlier_receive_is_stale_and_deletes_nothing(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message()], now)
-    [first] = await receive(message_cache, name, now, timeout_ms=1000)
-    [second] = await receive(message_cache, name, now + 1000, timeout_ms=1000)
+    await message_cache.add(queue, [make_message()], now)
+    [first] = await receive(message_cache, queue, now, timeout_ms=1000)
+    [second] = await receive(message_cache, queue, now + 1000, timeout_ms=1000)
     assert second.receive_count == 2
-    outcome = await message_cache.delete(name, first.message.message_id, first.receipt_nonce)
+    outcome = await message_cache.delete(queue, first.message.message_id, first.receipt_nonce)
     assert outcome is DeleteOutcome.STALE_HANDLE
-    assert (await message_cache.counts(name, now + 1000)).in_flight == 1
-    current = await message_cache.delete(name, second.message.message_id, second.receipt_nonce)
+    assert (await message_cache.counts(queue, now + 1000)).in_flight == 1
+    current = await message_cache.delete(queue, second.message.message_id, second.receipt_nonce)
     assert current is DeleteOutcome.DELETED
 
 
 async def test_a_message_visible_again_after_its_timeout_is_deleted_with_its_last_handle(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("old"), make_message("other")], now)
-    [delivery] = await receive(message_cache, name, now, max_count=1, timeout_ms=1000)
-    assert await sweep(message_cache, now + 1000) == [name]
-    outcome = await message_cache.delete(name, delivery.message.message_id, delivery.receipt_nonce)
+    await message_cache.add(queue, [make_message("old"), make_message("other")], now)
+    [delivery] = await receive(message_cache, queue, now, max_count=1, timeout_ms=1000)
+    assert await sweep(message_cache, now + 1000) == [queue]
+    outcome = await message_cache.delete(queue, delivery.message.message_id, delivery.receipt_nonce)
     assert outcome is DeleteOutcome.DELETED
-    assert bodies(await receive(message_cache, name, now + 1000)) == ["other"]
+    assert bodies(await receive(message_cache, queue, now + 1000)) == ["other"]
 
 
 async def test_a_delayed_message_can_be_deleted_before_it_is_delivered(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
     message = make_message(sent_ms=now, delay_ms=5000)
-    await message_cache.add(name, [message], now)
-    assert await message_cache.delete(name, message.message_id, "") is DeleteOutcome.DELETED
-    assert await receive(message_cache, name, now + 5000) == []
+    await message_cache.add(queue, [message], now)
+    assert await message_cache.delete(queue, message.message_id, "") is DeleteOutcome.DELETED
+    assert await receive(message_cache, queue, now + 5000) == []
 
 
 # --- delays, timeouts and the sweep -----------------------------------------------------
@@ -498,23 +499,23 @@ async def test_a_delayed_message_can_be_deleted_before_it_is_delivered(
 async def test_a_delayed_message_is_delivered_only_once_its_delay_has_passed(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("late", sent_ms=now, delay_ms=5000)], now)
-    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 1)
-    assert await receive(message_cache, name, now + 4999) == []
-    assert bodies(await receive(message_cache, name, now + 5000)) == ["late"]
+    await message_cache.add(queue, [make_message("late", sent_ms=now, delay_ms=5000)], now)
+    assert await message_cache.counts(queue, now) == MessageCounts(0, 0, 1)
+    assert await receive(message_cache, queue, now + 4999) == []
+    assert bodies(await receive(message_cache, queue, now + 5000)) == ["late"]
 
 
 async def test_hidden_message_becomes_visible_after_timeout(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message()], now)
-    [first] = await receive(message_cache, name, now, timeout_ms=1000)
-    assert await receive(message_cache, name, now + 999) == []
-    [second] = await receive(message_cache, name, now + 1000, timeout_ms=1000)
+    await message_cache.add(queue, [make_message()], now)
+    [first] = await receive(message_cache, queue, now, timeout_ms=1000)
+    assert await receive(message_cache, queue, now + 999) == []
+    [second] = await receive(message_cache, queue, now + 1000, timeout_ms=1000)
     assert second.message == first.message
     assert second.receive_count == 2
     assert second.first_receive_timestamp_ms == now
@@ -523,23 +524,23 @@ async def test_hidden_message_becomes_visible_after_timeout(
 async def test_messages_back_from_flight_are_received_before_newer_ones(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("first")], now)
-    await receive(message_cache, name, now, timeout_ms=1000)
-    await message_cache.add(name, [make_message("second")], now)
-    assert bodies(await receive(message_cache, name, now + 1000)) == ["first", "second"]
+    await message_cache.add(queue, [make_message("first")], now)
+    await receive(message_cache, queue, now, timeout_ms=1000)
+    await message_cache.add(queue, [make_message("second")], now)
+    assert bodies(await receive(message_cache, queue, now + 1000)) == ["first", "second"]
 
 
 async def test_a_zero_visibility_timeout_leaves_the_message_visible(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("a"), make_message("b")], now)
-    assert bodies(await receive(message_cache, name, now, timeout_ms=0)) == ["a", "b"]
-    assert await message_cache.counts(name, now) == MessageCounts(2, 0, 0)
-    again = await receive(message_cache, name, now, timeout_ms=0)
+    await message_cache.add(queue, [make_message("a"), make_message("b")], now)
+    assert bodies(await receive(message_cache, queue, now, timeout_ms=0)) == ["a", "b"]
+    assert await message_cache.counts(queue, now) == MessageCounts(2, 0, 0)
+    again = await receive(message_cache, queue, now, timeout_ms=0)
     assert bodies(again) == ["a", "b"]
     assert [delivery.receive_count for delivery in again] == [2, 2]
 
@@ -547,12 +548,12 @@ async def test_a_zero_visibility_timeout_leaves_the_message_visible(
 async def test_messages_older_than_the_retention_period_are_dropped_not_delivered(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
     old, fresh = make_message("old", sent_ms=now - 10_000), make_message("fresh", sent_ms=now)
-    await message_cache.add(name, [old, fresh], now)
-    assert bodies(await receive(message_cache, name, now, retention_ms=5_000)) == ["fresh"]
-    assert await message_cache.delete(name, old.message_id, "") is DeleteOutcome.NOT_CACHED
+    await message_cache.add(queue, [old, fresh], now)
+    assert bodies(await receive(message_cache, queue, now, retention_ms=5_000)) == ["fresh"]
+    assert await message_cache.delete(queue, old.message_id, "") is DeleteOutcome.NOT_CACHED
 
 
 async def test_release_due_returns_queues_whose_hidden_messages_are_due(
@@ -576,42 +577,42 @@ async def test_release_due_returns_queues_whose_hidden_messages_are_due(
 async def test_release_due_forgets_a_queue_once_nothing_is_hidden(
     message_cache: RedisMessageCache, raw_redis: Redis
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message(), make_message()], now)
-    await receive(message_cache, name, now, max_count=1, timeout_ms=1000)
-    await receive(message_cache, name, now, max_count=1, timeout_ms=3000)
-    assert await raw_redis.zscore(DUE_KEY, name) == now + 1000
+    await message_cache.add(queue, [make_message(), make_message()], now)
+    await receive(message_cache, queue, now, max_count=1, timeout_ms=1000)
+    await receive(message_cache, queue, now, max_count=1, timeout_ms=3000)
+    assert await raw_redis.zscore(DUE_KEY, queue.key) == now + 1000
     await sweep(message_cache, now + 1000)
-    assert await raw_redis.zscore(DUE_KEY, name) == now + 3000
+    assert await raw_redis.zscore(DUE_KEY, queue.key) == now + 3000
     await sweep(message_cache, now + 3000)
-    assert await raw_redis.zscore(DUE_KEY, name) is None
+    assert await raw_redis.zscore(DUE_KEY, queue.key) is None
 
 
 async def test_release_due_moves_at_most_the_limit_and_leaves_the_rest_due(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message(str(index)) for index in range(5)], now)
-    await receive(message_cache, name, now, timeout_ms=1000)
+    await message_cache.add(queue, [make_message(str(index)) for index in range(5)], now)
+    await receive(message_cache, queue, now, timeout_ms=1000)
     await sweep(message_cache, now + 1000, limit=3)
-    assert (await message_cache.counts(name, now)).in_flight == 2
-    assert name in await sweep(message_cache, now + 1000, limit=3)
-    assert (await message_cache.counts(name, now)).in_flight == 0
+    assert (await message_cache.counts(queue, now)).in_flight == 2
+    assert queue in await sweep(message_cache, now + 1000, limit=3)
+    assert (await message_cache.counts(queue, now)).in_flight == 0
 
 
 async def test_next_due_ms_is_the_earliest_return_of_a_hidden_or_delayed_message(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    assert await message_cache.next_due_ms(name) is None
-    await message_cache.add(name, [make_message(sent_ms=now, delay_ms=7000)], now)
-    assert await message_cache.next_due_ms(name) == now + 7000
-    await message_cache.add(name, [make_message()], now)
-    await receive(message_cache, name, now, timeout_ms=2000)
-    assert await message_cache.next_due_ms(name) == now + 2000
+    assert await message_cache.next_due_ms(queue) is None
+    await message_cache.add(queue, [make_message(sent_ms=now, delay_ms=7000)], now)
+    assert await message_cache.next_due_ms(queue) == now + 7000
+    await message_cache.add(queue, [make_message()], now)
+    await receive(message_cache, queue, now, timeout_ms=2000)
+    assert await message_cache.next_due_ms(queue) == now + 2000
 
 
 # --- change visibility ------------------------------------------------------------------
@@ -620,72 +621,72 @@ async def test_next_due_ms_is_the_earliest_return_of_a_hidden_or_delayed_message
 async def test_change_visibility_extends_the_time_a_message_stays_hidden(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message()], now)
-    [delivery] = await receive(message_cache, name, now, timeout_ms=1000)
+    await message_cache.add(queue, [make_message()], now)
+    [delivery] = await receive(message_cache, queue, now, timeout_ms=1000)
     outcome = await message_cache.change_visibility(
-        name, delivery.message.message_id, delivery.receipt_nonce, now + 60_000
+        queue, delivery.message.message_id, delivery.receipt_nonce, now + 60_000
     )
     assert outcome is VisibilityOutcome.CHANGED
-    assert await receive(message_cache, name, now + 59_999) == []
-    assert len(await receive(message_cache, name, now + 60_000)) == 1
+    assert await receive(message_cache, queue, now + 59_999) == []
+    assert len(await receive(message_cache, queue, now + 60_000)) == 1
 
 
 async def test_change_visibility_to_now_makes_the_message_visible_at_once(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("back"), make_message("newer")], now)
-    [delivery] = await receive(message_cache, name, now, max_count=1)
+    await message_cache.add(queue, [make_message("back"), make_message("newer")], now)
+    [delivery] = await receive(message_cache, queue, now, max_count=1)
     outcome = await message_cache.change_visibility(
-        name, delivery.message.message_id, delivery.receipt_nonce, now
+        queue, delivery.message.message_id, delivery.receipt_nonce, now
     )
     assert outcome is VisibilityOutcome.CHANGED
-    assert await message_cache.counts(name, now) == MessageCounts(2, 0, 0)
-    assert bodies(await receive(message_cache, name, now)) == ["back", "newer"]
+    assert await message_cache.counts(queue, now) == MessageCounts(2, 0, 0)
+    assert bodies(await receive(message_cache, queue, now)) == ["back", "newer"]
 
 
 async def test_change_visibility_with_an_earlier_receives_handle_is_stale(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message()], now)
-    [first] = await receive(message_cache, name, now - 5000, timeout_ms=1000)
-    assert len(await receive(message_cache, name, now, timeout_ms=60_000)) == 1
+    await message_cache.add(queue, [make_message()], now)
+    [first] = await receive(message_cache, queue, now - 5000, timeout_ms=1000)
+    assert len(await receive(message_cache, queue, now, timeout_ms=60_000)) == 1
     outcome = await message_cache.change_visibility(
-        name, first.message.message_id, first.receipt_nonce, now + 1000
+        queue, first.message.message_id, first.receipt_nonce, now + 1000
     )
     assert outcome is VisibilityOutcome.STALE_HANDLE
-    assert await message_cache.next_due_ms(name) == now + 60_000
+    assert await message_cache.next_due_ms(queue) == now + 60_000
 
 
 async def test_change_visibility_of_a_message_not_in_flight_changes_nothing(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
     visible, delayed = make_message(), make_message(sent_ms=now, delay_ms=60_000)
-    await message_cache.add(name, [visible, delayed], now)
+    await message_cache.add(queue, [visible, delayed], now)
     for message in (visible, delayed):
-        outcome = await message_cache.change_visibility(name, message.message_id, "", now + 1000)
+        outcome = await message_cache.change_visibility(queue, message.message_id, "", now + 1000)
         assert outcome is VisibilityOutcome.NOT_IN_FLIGHT
-    unknown = await message_cache.change_visibility(name, str(uuid.uuid1()), "", now + 1000)
+    unknown = await message_cache.change_visibility(queue, str(uuid.uuid1()), "", now + 1000)
     assert unknown is VisibilityOutcome.NOT_IN_FLIGHT
-    assert await message_cache.counts(name, now) == MessageCounts(1, 0, 1)
+    assert await message_cache.counts(queue, now) == MessageCounts(1, 0, 1)
 
 
 async def test_change_visibility_after_the_timeout_passed_finds_the_message_not_in_flight(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     long_ago = now_ms() - 10_000
-    await message_cache.add(name, [make_message(sent_ms=long_ago)], long_ago)
-    [delivery] = await receive(message_cache, name, long_ago, timeout_ms=1000)
+    await message_cache.add(queue, [make_message(sent_ms=long_ago)], long_ago)
+    [delivery] = await receive(message_cache, queue, long_ago, timeout_ms=1000)
     outcome = await message_cache.change_visibility(
-        name, delivery.message.message_id, delivery.receipt_nonce, now_ms() + 60_000
+        queue, delivery.message.message_id, delivery.receipt_nonce, now_ms() + 60_000
     )
     assert outcome is VisibilityOutcome.NOT_IN_FLIGHT
 
@@ -696,44 +697,44 @@ async def test_change_visibility_after_the_timeout_passed_finds_the_message_not_
 async def test_counts_tell_visible_in_flight_and_delayed_messages_apart(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message() for _ in range(4)], now)
-    await message_cache.add(name, [make_message(sent_ms=now, delay_ms=5000)], now)
-    await receive(message_cache, name, now, max_count=2, timeout_ms=1000)
-    assert await message_cache.counts(name, now) == MessageCounts(2, 2, 1)
+    await message_cache.add(queue, [make_message() for _ in range(4)], now)
+    await message_cache.add(queue, [make_message(sent_ms=now, delay_ms=5000)], now)
+    await receive(message_cache, queue, now, max_count=2, timeout_ms=1000)
+    assert await message_cache.counts(queue, now) == MessageCounts(2, 2, 1)
     # hidden messages already due count as visible, before any sweep moves them
-    assert await message_cache.counts(name, now + 5000) == MessageCounts(5, 0, 0)
+    assert await message_cache.counts(queue, now + 5000) == MessageCounts(5, 0, 0)
 
 
 async def test_purge_removes_every_message_and_keeps_the_queue_ready(
     message_cache: RedisMessageCache, raw_redis: Redis
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message(), make_message(sent_ms=now, delay_ms=5000)], now)
-    await message_cache.add(name, [make_message()], now)
-    await receive(message_cache, name, now, max_count=1)
-    await message_cache.purge(name)
-    assert await message_cache.state(name) is CacheState.READY
-    assert await message_cache.counts(name, now) == MessageCounts(0, 0, 0)
-    assert await raw_redis.zscore(DUE_KEY, name) is None
-    assert await message_cache.add(name, [make_message("after")], now)
-    assert bodies(await receive(message_cache, name, now)) == ["after"]
+    await message_cache.add(queue, [make_message(), make_message(sent_ms=now, delay_ms=5000)], now)
+    await message_cache.add(queue, [make_message()], now)
+    await receive(message_cache, queue, now, max_count=1)
+    await message_cache.purge(queue)
+    assert await message_cache.state(queue) is CacheState.READY
+    assert await message_cache.counts(queue, now) == MessageCounts(0, 0, 0)
+    assert await raw_redis.zscore(DUE_KEY, queue.key) is None
+    assert await message_cache.add(queue, [make_message("after")], now)
+    assert bodies(await receive(message_cache, queue, now)) == ["after"]
 
 
 async def test_drop_forgets_the_queue_entirely(
     message_cache: RedisMessageCache, raw_redis: Redis
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message(), make_message()], now)
-    await receive(message_cache, name, now, max_count=1)
-    await message_cache.drop(name)
-    assert await message_cache.state(name) is CacheState.ABSENT
-    keys = QueueKeys(name)
+    await message_cache.add(queue, [make_message(), make_message()], now)
+    await receive(message_cache, queue, now, max_count=1)
+    await message_cache.drop(queue)
+    assert await message_cache.state(queue) is CacheState.ABSENT
+    keys = QueueKeys(queue)
     assert await raw_redis.exists(keys.state, *keys.message_keys()) == 0
-    assert await raw_redis.zscore(DUE_KEY, name) is None
+    assert await raw_redis.zscore(DUE_KEY, queue.key) is None
 
 
 # --- servers ----------------------------------------------------------------------------
@@ -748,18 +749,18 @@ async def test_queues_live_on_the_server_the_ring_picks_and_each_server_is_used(
         try:
             by_server: dict[str, str] = {}
             while len(by_server) < 2:
-                name = queue_name()
-                by_server.setdefault(cache.server_url_for(name), name)
+                queue = new_queue()
+                by_server.setdefault(cache.server_url_for(queue), queue)
             now = now_ms()
-            for url, name in by_server.items():
-                assert await cache.begin_fill(name, "filler", 10_000)
-                assert await cache.finish_fill(name, "filler")
-                await cache.add(name, [make_message(url)], now)
-                await cache.receive(name, 1, 1000, now, RETENTION_MS, ["n"])
+            for url, queue in by_server.items():
+                assert await cache.begin_fill(queue, "filler", 10_000)
+                assert await cache.finish_fill(queue, "filler")
+                await cache.add(queue, [make_message(url)], now)
+                await cache.receive(queue, 1, 1000, now, RETENTION_MS, ["n"])
                 client: Redis = Redis.from_url(url, decode_responses=True)
                 try:
-                    assert await client.get(QueueKeys(name).state) == "ready"
-                    assert await client.zscore(DUE_KEY, name) == now + 1000
+                    assert await client.get(QueueKeys(queue).state) == "ready"
+                    assert await client.zscore(DUE_KEY, queue.key) == now + 1000
                 finally:
                     await client.aclose()
             assert set(await sweep(cache, now + 1000)) >= set(by_server.values())
@@ -772,14 +773,14 @@ async def test_a_killed_server_makes_calls_fail_with_storage_unavailable(tmp_pat
     server.start()
     cache = RedisMessageCache([server.url], down_seconds=0.0)
     try:
-        name = await ready_queue(cache)
+        queue = await ready_queue(cache)
         server.kill()
         with pytest.raises(StorageUnavailable):
-            await cache.state(name)
+            await cache.state(queue)
         with pytest.raises(StorageUnavailable):
-            await cache.receive(name, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"])
+            await cache.receive(queue, 1, TIMEOUT_MS, now_ms(), RETENTION_MS, ["n"])
         with pytest.raises(StorageUnavailable):
-            await cache.counts(name, now_ms())
+            await cache.counts(queue, now_ms())
     finally:
         await cache.close()
         server.stop()
@@ -790,16 +791,16 @@ async def test_a_server_remembered_as_down_fails_calls_without_trying_it(tmp_pat
     server.start()
     cache = RedisMessageCache([server.url], down_seconds=3600.0)
     try:
-        name = queue_name()
+        queue = new_queue()
         server.kill()
         with pytest.raises(StorageUnavailable):
-            await cache.state(name)
+            await cache.state(queue)
         # the same port answers again, but the breaker still holds the server down
         restarted = EmbeddedRedis(tmp_path / "flaky", port=server.port)
         restarted.start()
         try:
             with pytest.raises(StorageUnavailable):
-                await cache.state(name)
+                await cache.state(queue)
         finally:
             restarted.stop()
     finally:
@@ -814,15 +815,15 @@ async def test_a_restarted_server_comes_back_empty_so_its_queues_are_absent(
     server.start()
     cache = RedisMessageCache([server.url], down_seconds=0.0)
     try:
-        name = await ready_queue(cache)
-        await cache.add(name, [make_message()], now_ms())
+        queue = await ready_queue(cache)
+        await cache.add(queue, [make_message()], now_ms())
         server.kill()
         with pytest.raises(StorageUnavailable):
-            await cache.state(name)
+            await cache.state(queue)
         server = EmbeddedRedis(tmp_path / "restarted", port=server.port)
         server.start()
-        assert await cache.state(name) is CacheState.ABSENT
-        assert await cache.begin_fill(name, "filler", 10_000)  # scripts are loaded again
+        assert await cache.state(queue) is CacheState.ABSENT
+        assert await cache.begin_fill(queue, "filler", 10_000)  # scripts are loaded again
     finally:
         await cache.close()
         server.stop()
@@ -835,15 +836,15 @@ async def test_release_due_skips_an_unreachable_server_and_sweeps_the_others(
     doomed.start()
     cache = RedisMessageCache([redis_server.url, doomed.url])
     try:
-        name = queue_name()
-        while cache.server_url_for(name) != redis_server.url:
-            name = queue_name()
+        queue = new_queue()
+        while cache.server_url_for(queue) != redis_server.url:
+            queue = new_queue()
         now = now_ms()
-        assert await cache.begin_fill(name, "filler", 10_000)
-        assert await cache.finish_fill(name, "filler")
-        await cache.add(name, [make_message(sent_ms=now, delay_ms=1000)], now)
+        assert await cache.begin_fill(queue, "filler", 10_000)
+        assert await cache.finish_fill(queue, "filler")
+        await cache.add(queue, [make_message(sent_ms=now, delay_ms=1000)], now)
         doomed.kill()
-        assert name in await sweep(cache, now + 1000)
+        assert queue in await sweep(cache, now + 1000)
     finally:
         await cache.close()
         doomed.stop()
@@ -856,18 +857,18 @@ class Hearing:
     """Collects what `cache.arrivals()` yields, in a task of its own, as a long poll would."""
 
     def __init__(self, cache: MessageCache) -> None:
-        self.names: asyncio.Queue[str] = asyncio.Queue()
+        self.names: asyncio.Queue[QueueIdentity] = asyncio.Queue()
         self.ended = asyncio.Event()
         self.task = asyncio.create_task(self._consume(cache))
 
     async def _consume(self, cache: MessageCache) -> None:
         try:
-            async for name in cache.arrivals():
-                self.names.put_nowait(name)
+            async for queue in cache.arrivals():
+                self.names.put_nowait(queue)
         finally:
             self.ended.set()
 
-    async def next_name(self) -> str:
+    async def next_name(self) -> QueueIdentity:
         return await asyncio.wait_for(self.names.get(), 10)
 
     async def stop(self) -> None:
@@ -937,43 +938,43 @@ async def test_a_listen_lapses_after_its_ttl(
 async def test_messages_back_from_flight_wake_listeners_through_the_sweep(
     lone_cache: RedisMessageCache, lone_raw_redis: Redis
 ) -> None:
-    name = await ready_queue(lone_cache)
+    queue = await ready_queue(lone_cache)
     now = now_ms()
-    await lone_cache.add(name, [make_message()], now)
-    await receive(lone_cache, name, now, timeout_ms=1000)
-    await lone_cache.listen(name, 10_000)
+    await lone_cache.add(queue, [make_message()], now)
+    await receive(lone_cache, queue, now, timeout_ms=1000)
+    await lone_cache.listen(queue, 10_000)
     async with hearing(lone_cache, lone_raw_redis) as heard:
-        assert await sweep(lone_cache, now + 1000) == [name]
-        assert await heard.next_name() == name
+        assert await sweep(lone_cache, now + 1000) == [queue]
+        assert await heard.next_name() == queue
 
 
 async def test_messages_a_receive_brought_back_and_left_visible_wake_listeners(
     lone_cache: RedisMessageCache, lone_raw_redis: Redis
 ) -> None:
-    name = await ready_queue(lone_cache)
+    queue = await ready_queue(lone_cache)
     now = now_ms()
-    await lone_cache.add(name, [make_message(), make_message()], now)
-    await receive(lone_cache, name, now, timeout_ms=1000)
-    await lone_cache.listen(name, 10_000)
+    await lone_cache.add(queue, [make_message(), make_message()], now)
+    await receive(lone_cache, queue, now, timeout_ms=1000)
+    await lone_cache.listen(queue, 10_000)
     async with hearing(lone_cache, lone_raw_redis) as heard:
-        assert len(await receive(lone_cache, name, now + 1000, max_count=1)) == 1
-        assert await heard.next_name() == name
+        assert len(await receive(lone_cache, queue, now + 1000, max_count=1)) == 1
+        assert await heard.next_name() == queue
 
 
 async def test_a_message_made_visible_by_change_visibility_wakes_listeners(
     lone_cache: RedisMessageCache, lone_raw_redis: Redis
 ) -> None:
-    name = await ready_queue(lone_cache)
+    queue = await ready_queue(lone_cache)
     now = now_ms()
-    await lone_cache.add(name, [make_message()], now)
-    [delivery] = await receive(lone_cache, name, now)
-    await lone_cache.listen(name, 10_000)
+    await lone_cache.add(queue, [make_message()], now)
+    [delivery] = await receive(lone_cache, queue, now)
+    await lone_cache.listen(queue, 10_000)
     async with hearing(lone_cache, lone_raw_redis) as heard:
         outcome = await lone_cache.change_visibility(
-            name, delivery.message.message_id, delivery.receipt_nonce, now
+            queue, delivery.message.message_id, delivery.receipt_nonce, now
         )
         assert outcome is VisibilityOutcome.CHANGED
-        assert await heard.next_name() == name
+        assert await heard.next_name() == queue
 
 
 async def test_arrivals_are_heard_from_every_server(tmp_path: Path) -> None:
@@ -982,16 +983,16 @@ async def test_arrivals_are_heard_from_every_server(tmp_path: Path) -> None:
         try:
             by_server: dict[str, str] = {}
             while len(by_server) < 2:
-                name = queue_name()
-                by_server.setdefault(cache.server_url_for(name), name)
-            for name in by_server.values():
-                assert await cache.begin_fill(name, "filler", 10_000)
-                assert await cache.finish_fill(name, "filler")
-                await cache.listen(name, 10_000)
+                queue = new_queue()
+                by_server.setdefault(cache.server_url_for(queue), queue)
+            for queue in by_server.values():
+                assert await cache.begin_fill(queue, "filler", 10_000)
+                assert await cache.finish_fill(queue, "filler")
+                await cache.listen(queue, 10_000)
             async with raw_client(one.url) as first, raw_client(two.url) as second:
                 async with hearing(cache, first, second) as heard:
-                    for name in by_server.values():
-                        await cache.add(name, [make_message()], now_ms())
+                    for queue in by_server.values():
+                        await cache.add(queue, [make_message()], now_ms())
                     assert {await heard.next_name(), await heard.next_name()} == set(
                         by_server.values()
                     )
@@ -1019,10 +1020,10 @@ async def test_arrivals_ride_out_a_server_restart_and_warn_once(
                         return await subscribers(after) >= 1
 
                     await wait_until(subscribed_again, "arrivals subscribe again")
-                name = await ready_queue(cache)
-                await cache.listen(name, 10_000)
-                await cache.add(name, [make_message()], now_ms())
-                assert await heard.next_name() == name
+                queue = await ready_queue(cache)
+                await cache.listen(queue, 10_000)
+                await cache.add(queue, [make_message()], now_ms())
+                assert await heard.next_name() == queue
                 assert not heard.task.done()
         lost = [r for r in caplog.records if "lost the arrivals subscription" in r.getMessage()]
         again = [r for r in caplog.records if "heard again" in r.getMessage()]
@@ -1065,53 +1066,53 @@ async def test_closing_the_cache_ends_arrivals_and_closes_its_subscriptions(
 async def test_trim_expired_drops_old_messages_from_the_head_up_to_the_first_live_one(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
     old = [make_message(f"old {index}", sent_ms=now - 10_000) for index in range(2)]
     fresh = make_message("fresh", sent_ms=now)
     old_behind = make_message("old behind", sent_ms=now - 10_000)
-    await message_cache.add(name, [*old, fresh, old_behind], now)
-    assert await message_cache.trim_expired(name, now, 5_000) == 2
-    assert await message_cache.trim_expired(name, now, 5_000) == 0
-    assert await message_cache.delete(name, old[0].message_id, "") is DeleteOutcome.NOT_CACHED
-    assert bodies(await receive(message_cache, name, now)) == ["fresh", "old behind"]
+    await message_cache.add(queue, [*old, fresh, old_behind], now)
+    assert await message_cache.trim_expired(queue, now, 5_000) == 2
+    assert await message_cache.trim_expired(queue, now, 5_000) == 0
+    assert await message_cache.delete(queue, old[0].message_id, "") is DeleteOutcome.NOT_CACHED
+    assert bodies(await receive(message_cache, queue, now)) == ["fresh", "old behind"]
 
 
 async def test_trim_expired_leaves_messages_in_flight_and_delayed_alone(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
     old = now - 10_000
-    await message_cache.add(name, [make_message("in flight", sent_ms=old)], now)
-    await receive(message_cache, name, now)
-    await message_cache.add(name, [make_message("delayed", sent_ms=old, delay_ms=20_000)], now)
-    assert await message_cache.trim_expired(name, now, 5_000) == 0
-    assert await message_cache.counts(name, now) == MessageCounts(0, 1, 1)
+    await message_cache.add(queue, [make_message("in flight", sent_ms=old)], now)
+    await receive(message_cache, queue, now)
+    await message_cache.add(queue, [make_message("delayed", sent_ms=old, delay_ms=20_000)], now)
+    assert await message_cache.trim_expired(queue, now, 5_000) == 0
+    assert await message_cache.counts(queue, now) == MessageCounts(0, 1, 1)
 
 
 async def test_trim_expired_drops_an_expired_message_once_it_is_back_from_flight(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("old", sent_ms=now - 10_000)], now)
-    await receive(message_cache, name, now, timeout_ms=1000)
+    await message_cache.add(queue, [make_message("old", sent_ms=now - 10_000)], now)
+    await receive(message_cache, queue, now, timeout_ms=1000)
     await sweep(message_cache, now + 1000)
-    assert await message_cache.trim_expired(name, now + 1000, 5_000) == 1
-    assert await message_cache.counts(name, now + 1000) == MessageCounts(0, 0, 0)
+    assert await message_cache.trim_expired(queue, now + 1000, 5_000) == 1
+    assert await message_cache.counts(queue, now + 1000) == MessageCounts(0, 0, 0)
 
 
 async def test_trim_expired_drops_at_most_a_thousand_messages_per_call(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
     await message_cache.add(
-        name, [make_message(str(index), sent_ms=now - 10_000) for index in range(1003)], now
+        queue, [make_message(str(index), sent_ms=now - 10_000) for index in range(1003)], now
     )
-    assert await message_cache.trim_expired(name, now, 5_000) == 1000
-    assert await message_cache.trim_expired(name, now, 5_000) == 3
+    assert await message_cache.trim_expired(queue, now, 5_000) == 1000
+    assert await message_cache.trim_expired(queue, now, 5_000) == 3
 
 
 # --- deferred store deletes -------------------------------------------------------------
@@ -1120,13 +1121,13 @@ async def test_trim_expired_drops_at_most_a_thousand_messages_per_call(
 async def test_deferred_store_deletes_are_listed_by_queue_until_forgotten(
     lone_cache: RedisMessageCache,
 ) -> None:
-    first, second = queue_name(), queue_name()
+    first, second = new_queue(), new_queue()
     await lone_cache.defer_store_delete(first, "a")
     await lone_cache.defer_store_delete(first, "b")
     await lone_cache.defer_store_delete(first, "b")
     await lone_cache.defer_store_delete(second, "c")
     listed = await lone_cache.deferred_store_deletes(100)
-    assert {name: sorted(ids) for name, ids in listed.items()} == {first: ["a", "b"], second: ["c"]}
+    assert {queue: sorted(ids) for queue, ids in listed.items()} == {first: ["a", "b"], second: ["c"]}
     await lone_cache.forget_store_deletes(first, ["a"])
     assert await lone_cache.deferred_store_deletes(100) == {first: ["b"], second: ["c"]}
 
@@ -1134,9 +1135,9 @@ async def test_deferred_store_deletes_are_listed_by_queue_until_forgotten(
 async def test_deferred_store_deletes_give_no_more_ids_than_the_limit(
     lone_cache: RedisMessageCache,
 ) -> None:
-    for name in (queue_name(), queue_name(), queue_name()):
+    for queue in (new_queue(), new_queue(), new_queue()):
         for index in range(4):
-            await lone_cache.defer_store_delete(name, f"{name}-{index}")
+            await lone_cache.defer_store_delete(queue, f"{queue.name}-{index}")
     listed = await lone_cache.deferred_store_deletes(6)
     assert sum(len(ids) for ids in listed.values()) == 6
     assert all(ids for ids in listed.values())
@@ -1145,26 +1146,26 @@ async def test_deferred_store_deletes_give_no_more_ids_than_the_limit(
 async def test_a_queue_whose_deferred_deletes_are_all_forgotten_leaves_the_index(
     lone_cache: RedisMessageCache, lone_raw_redis: Redis
 ) -> None:
-    name = queue_name()
-    await lone_cache.defer_store_delete(name, "a")
-    await lone_cache.defer_store_delete(name, "b")
-    assert await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, name)
-    await lone_cache.forget_store_deletes(name, ["a"])
-    assert await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, name)
-    await lone_cache.forget_store_deletes(name, ["b", "never deferred"])
-    assert not await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, name)
+    queue = new_queue()
+    await lone_cache.defer_store_delete(queue, "a")
+    await lone_cache.defer_store_delete(queue, "b")
+    assert await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, queue.key)
+    await lone_cache.forget_store_deletes(queue, ["a"])
+    assert await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, queue.key)
+    await lone_cache.forget_store_deletes(queue, ["b", "never deferred"])
+    assert not await lone_raw_redis.sismember(STORE_DELETE_QUEUES_KEY, queue.key)
     assert await lone_cache.deferred_store_deletes(100) == {}
 
 
 async def test_purge_drop_and_refill_keep_deferred_store_deletes(
     lone_cache: RedisMessageCache,
 ) -> None:
-    name = await ready_queue(lone_cache)
-    await lone_cache.defer_store_delete(name, "waiting")
-    await lone_cache.purge(name)
-    await lone_cache.drop(name)
-    assert await lone_cache.begin_fill(name, "filler", 10_000)
-    assert await lone_cache.deferred_store_deletes(100) == {name: ["waiting"]}
+    queue = await ready_queue(lone_cache)
+    await lone_cache.defer_store_delete(queue, "waiting")
+    await lone_cache.purge(queue)
+    await lone_cache.drop(queue)
+    assert await lone_cache.begin_fill(queue, "filler", 10_000)
+    assert await lone_cache.deferred_store_deletes(100) == {queue: ["waiting"]}
 
 
 async def test_deferred_store_deletes_come_from_every_reachable_server(
@@ -1174,11 +1175,11 @@ async def test_deferred_store_deletes_come_from_every_reachable_server(
     doomed.start()
     cache = RedisMessageCache([lone_redis.url, doomed.url], down_seconds=0.0)
     try:
-        on_lone, on_doomed = queue_name(), queue_name()
+        on_lone, on_doomed = new_queue(), new_queue()
         while cache.server_url_for(on_lone) != lone_redis.url:
-            on_lone = queue_name()
+            on_lone = new_queue()
         while cache.server_url_for(on_doomed) != doomed.url:
-            on_doomed = queue_name()
+            on_doomed = new_queue()
         await cache.defer_store_delete(on_lone, "x")
         await cache.defer_store_delete(on_doomed, "y")
         assert await cache.deferred_store_deletes(100) == {on_lone: ["x"], on_doomed: ["y"]}
@@ -1192,37 +1193,37 @@ async def test_deferred_store_deletes_come_from_every_reachable_server(
 # --- the sweep lease --------------------------------------------------------------------
 
 
-async def queue_due_at(cache: MessageCache, now: int) -> str:
+async def queue_due_at(cache: MessageCache, now: int) -> QueueIdentity:
     """A ready queue with one message in flight until now + 1 s."""
-    name = await ready_queue(cache)
-    await cache.add(name, [make_message()], now)
-    await receive(cache, name, now, timeout_ms=1000)
-    return name
+    queue = await ready_queue(cache)
+    await cache.add(queue, [make_message()], now)
+    await receive(cache, queue, now, timeout_ms=1000)
+    return queue
 
 
 async def test_only_the_sweeper_holding_a_servers_lease_sweeps_it(
     lone_cache: RedisMessageCache,
 ) -> None:
     now = now_ms()
-    name = await queue_due_at(lone_cache, now)
+    queue = await queue_due_at(lone_cache, now)
     assert await lone_cache.release_due(now, 100, "first", 60_000) == []  # takes the lease
     assert await lone_cache.release_due(now + 1000, 100, "second", 60_000) == []
-    assert (await lone_cache.counts(name, now)).in_flight == 1
-    assert await lone_cache.release_due(now + 1000, 100, "first", 60_000) == [name]
+    assert (await lone_cache.counts(queue, now)).in_flight == 1
+    assert await lone_cache.release_due(now + 1000, 100, "first", 60_000) == [queue]
 
 
 async def test_a_lapsed_sweep_lease_passes_to_another_sweeper(
     lone_cache: RedisMessageCache, lone_raw_redis: Redis
 ) -> None:
     now = now_ms()
-    name = await queue_due_at(lone_cache, now)
+    queue = await queue_due_at(lone_cache, now)
     assert await lone_cache.release_due(now, 100, "dying", 100) == []
 
     async def lapsed() -> bool:
         return await lone_raw_redis.exists(SWEEPER_KEY) == 0
 
     await wait_until(lapsed, "the sweep lease lapses")
-    assert await lone_cache.release_due(now + 1000, 100, "survivor", 60_000) == [name]
+    assert await lone_cache.release_due(now + 1000, 100, "survivor", 60_000) == [queue]
     assert await lone_raw_redis.get(SWEEPER_KEY) == "survivor"
     assert await lone_cache.release_due(now + 1000, 100, "dying", 100) == []
 

@@ -1,8 +1,8 @@
 """Contract of MessageStore, run against CassandraMessageStore on a real Cassandra node.
 
-Every test taking `message_store` runs twice: on the tables cqs creates today (regular
-tables) and on a keyspace created by the earlier schema (compact message tables), which
-today's statements must keep serving.
+Every test taking `message_store` runs twice: on regular message tables (every server) and
+on compact ones (`message_tables="compact"`, Cassandra before 4.0): the same statements
+serve both.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,32 +27,43 @@ from cqs.cassandra_store.rows import message_uuid_at
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.errors import StorageUnavailable
 from cqs.model import Message, MessageAttributeValue, Queue
-from tests.contract.legacy_keyspace import create_earlier_keyspace
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 
 BUCKET_MS = 300_000  # the bucket length the message_store fixture asks for
 
 
 @pytest.fixture(scope="session")
-async def earlier_keyspace_session(
+async def regular_tables_session(
     cassandra_settings: CassandraTestSettings,
 ) -> AsyncIterator[CassandraSession]:
-    """A session on a keyspace whose tables the earlier schema created (compact tables)."""
-    keyspace = unique_keyspace("cqs_earlier")
-    contact_point = cassandra_settings.contact_points[0]
-    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace)
-    session = await connect(cassandra_settings.connection(keyspace))
+    keyspace = unique_keyspace("cqs_regular")
+    session = await connect(
+        replace(cassandra_settings.connection(keyspace), message_tables="regular")
+    )
     yield session
     await session.close()
 
 
-@pytest.fixture(params=["regular tables", "earlier compact tables"])
+@pytest.fixture(scope="session")
+async def compact_tables_session(
+    cassandra_settings: CassandraTestSettings,
+) -> AsyncIterator[CassandraSession]:
+    keyspace = unique_keyspace("cqs_compact")
+    session = await connect(
+        replace(cassandra_settings.connection(keyspace), message_tables="compact")
+    )
+    yield session
+    await session.close()
+
+
+@pytest.fixture(params=["regular tables", "compact tables"])
 async def message_store(
     request: pytest.FixtureRequest,
-    cassandra_session: CassandraSession,
-    earlier_keyspace_session: CassandraSession,
+    regular_tables_session: CassandraSession,
+    compact_tables_session: CassandraSession,
 ) -> AsyncIterator[CassandraMessageStore]:
-    session = cassandra_session if request.param == "regular tables" else earlier_keyspace_session
+    regular = request.param == "regular tables"
+    session = regular_tables_session if regular else compact_tables_session
     store = await CassandraMessageStore.on_session(session, bucket_seconds=300)
     yield store
     await store.close()

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cqs.model import Delivery
+from cqs.model import Delivery, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from tests.contract.test_message_cache import (
     RETENTION_MS,
     make_message,
+    new_queue,
     nonces,
     now_ms,
-    queue_name,
     ready_queue,
 )
 
 
 async def deliveries(
-    cache: RedisMessageCache, name: str, now: int, *, visibility_ms: int
+    cache: RedisMessageCache, queue: QueueIdentity, now: int, *, visibility_ms: int
 ) -> list[Delivery]:
-    outcome = await cache.receive(name, 1, visibility_ms, now, RETENTION_MS, nonces(1))
+    outcome = await cache.receive(queue, 1, visibility_ms, now, RETENTION_MS, nonces(1))
     assert outcome is not None, "the queue should be ready"
     return outcome.deliveries
 
@@ -33,36 +33,37 @@ async def deliveries(
 async def test_a_message_loaded_by_a_fill_is_marked_reloaded_on_its_first_delivery_only(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name()
+    queue = new_queue()
     now = now_ms()
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.load(name, "filler", [make_message("stored")], now, {})
-    assert await message_cache.finish_fill(name, "filler", now)
-    [first] = await deliveries(message_cache, name, now, visibility_ms=0)
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.load(queue, "filler", [make_message("stored")], now, {})
+    assert await message_cache.finish_fill(queue, "filler", now)
+    [first] = await deliveries(message_cache, queue, now, visibility_ms=0)
     assert (first.message.body, first.receive_count, first.reloaded) == ("stored", 1, True)
-    [again] = await deliveries(message_cache, name, now, visibility_ms=0)
+    [again] = await deliveries(message_cache, queue, now, visibility_ms=0)
     assert (again.receive_count, again.reloaded) == (2, False)
 
 
 async def test_a_sent_message_is_never_marked_reloaded(message_cache: RedisMessageCache) -> None:
-    name = await ready_queue(message_cache)
+    queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(name, [make_message("sent")], now)
-    [delivery] = await deliveries(message_cache, name, now, visibility_ms=30_000)
+    await message_cache.add(queue, [make_message("sent")], now)
+    [delivery] = await deliveries(message_cache, queue, now, visibility_ms=30_000)
     assert (delivery.message.body, delivery.reloaded) == ("sent", False)
 
 
 async def test_a_fifo_message_loaded_by_a_fill_is_marked_reloaded(
     message_cache: RedisMessageCache,
 ) -> None:
-    name = queue_name() + ".fifo"
+    queue = new_queue()
+    queue = queue._replace(name=queue.name + ".fifo")
     now = now_ms()
     fifo_message = replace(make_message("in order"), group_id="g", sequence_number=1)
-    assert await message_cache.begin_fill(name, "filler", 10_000)
-    assert await message_cache.load(name, "filler", [fifo_message], now, {})
-    assert await message_cache.finish_fill(name, "filler", now)
+    assert await message_cache.begin_fill(queue, "filler", 10_000)
+    assert await message_cache.load(queue, "filler", [fifo_message], now, {})
+    assert await message_cache.finish_fill(queue, "filler", now)
     outcome = await message_cache.receive_fifo(
-        name, 1, 30_000, now, RETENTION_MS, nonces(1), 0, None
+        queue, 1, 30_000, now, RETENTION_MS, nonces(1), 0, None
     )
     assert outcome is not None
     [delivery] = outcome.deliveries

@@ -17,6 +17,7 @@ import pytest
 
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.errors import StorageBusy, StorageUnavailable
+from cqs.model import QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import RedisServer, ServerLimits
 
@@ -41,7 +42,7 @@ async def test_a_thousand_concurrent_calls_on_a_pool_of_four_all_succeed(
         observe_pool=lambda backend, server, seconds, admitted: waits.append((seconds, admitted)),
     )
     try:
-        states = await asyncio.gather(*(cache.state(f"q-{n}") for n in range(1000)))
+        states = await asyncio.gather(*(cache.state(QueueIdentity("000000000000", "us-east-1", f"q-{n}")) for n in range(1000)))
         assert len(states) == 1000
         assert waits, "calls beyond the pool's four slots should have waited"
         assert all(admitted for _, admitted in waits)

@@ -7,11 +7,14 @@ from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import statement_label
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.errors import StorageUnavailable
+from cqs.model import QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import server_label
 from tests.fixtures.cassandra_node import CassandraTestSettings
 
 Call = tuple[str, str, str, float, bool]
+
+QUEUE = QueueIdentity("000000000000", "us-east-1", "q")
 
 
 async def test_redis_calls_are_observed_by_server_and_operation_and_failures_flagged(
@@ -23,9 +26,9 @@ async def test_redis_calls_are_observed_by_server_and_operation_and_failures_fla
     )
     label = server_label(lone_redis.url)
     try:
-        await cache.state("q")
-        await cache.begin_fill("q", "me", 1000)
-        await cache.counts("q", 0)
+        await cache.state(QUEUE)
+        await cache.begin_fill(QUEUE, "me", 1000)
+        await cache.counts(QUEUE, 0)
         assert [(c[0], c[1], c[2], c[4]) for c in calls] == [
             ("redis", label, "get", True),
             ("redis", label, "begin_fill", True),
@@ -36,7 +39,7 @@ async def test_redis_calls_are_observed_by_server_and_operation_and_failures_fla
         lone_redis.stop()
         calls.clear()
         try:
-            await cache.state("q")
+            await cache.state(QUEUE)
         except StorageUnavailable:
             pass
         assert [(c[0], c[2], c[4]) for c in calls] == [("redis", "get", False)]

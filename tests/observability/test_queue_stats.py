@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from redis.asyncio import Redis
 
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import CacheState, Message
+from cqs.model import CacheState, Message, QueueIdentity, QueueNamespace
 from cqs.observability.stats import QueueFigures, QueueStatistics
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.inspector import QueueStats
@@ -29,12 +29,15 @@ def message(delay_ms: int = 0) -> Message:
     )
 
 
-async def cached_queue(cache: RedisMessageCache, prefix: str) -> str:
+HOME = QueueNamespace("000000000000", "us-east-1")
+
+
+async def cached_queue(cache: RedisMessageCache, prefix: str) -> QueueIdentity:
     """A queue whose cache is READY (as a newly created queue's is)."""
-    name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    assert await cache.begin_fill(name, "test", 30_000)
-    assert await cache.finish_fill(name, "test")
-    return name
+    queue = HOME.queue(f"{prefix}-{uuid.uuid4().hex[:10]}")
+    assert await cache.begin_fill(queue, "test", 30_000)
+    assert await cache.finish_fill(queue, "test")
+    return queue
 
 
 async def commands_processed(client: Redis) -> int:
@@ -51,7 +54,7 @@ async def test_queue_stats_reports_each_queues_counts_state_and_oldest_message(
     assert await lone_cache.receive(busy, 1, 60_000, now_ms, 10**9, ["n"])
     await lone_cache.add(busy, [oldest, newer, delayed], now_ms)
     empty = await cached_queue(lone_cache, "empty")
-    never = f"never-{uuid.uuid4().hex[:10]}"
+    never = HOME.queue(f"never-{uuid.uuid4().hex[:10]}")
 
     stats = await lone_cache.queue_stats([busy, empty, never])
 
@@ -108,11 +111,27 @@ class CountingSource:
 
     def __init__(self, cache: RedisMessageCache) -> None:
         self.cache = cache
-        self.reads: list[Sequence[str]] = []
+        self.reads: list[Sequence[QueueIdentity]] = []
 
-    async def queue_stats(self, queue_names: Sequence[str]) -> Mapping[str, QueueFigures]:
-        self.reads.append(list(queue_names))
-        return await self.cache.queue_stats(queue_names)
+    async def queue_stats(
+        self, queues: Sequence[QueueIdentity]
+    ) -> Mapping[QueueIdentity, QueueFigures]:
+        self.reads.append(list(queues))
+        return await self.cache.queue_stats(queues)
+
+
+class ListedNames:
+    """The catalog's listing of one namespace, counting the listings (the catalog itself is
+    covered by its contract tests; here only how often statistics list matters)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.listings = 0
+
+    async def list_names(self, account_id: str, region: str) -> list[str]:
+        assert (account_id, region) == HOME
+        self.listings += 1
+        return self.names
 
 
 class ManualClock:
@@ -126,30 +145,26 @@ class ManualClock:
 async def test_a_burst_of_snapshots_within_the_ttl_reads_redis_once(
     lone_cache: RedisMessageCache,
 ) -> None:
-    name = await cached_queue(lone_cache, "burst")
+    queue = await cached_queue(lone_cache, "burst")
     source = CountingSource(lone_cache)
     clock = ManualClock()
-    listings: list[int] = []
-
-    async def list_names() -> list[str]:
-        listings.append(1)
-        return [name]
+    catalog = ListedNames([queue.name])
 
     statistics = QueueStatistics(
-        list_names, source, ttl_seconds=2.0, names_ttl_seconds=10.0, clock=clock
+        catalog, source, HOME, ttl_seconds=2.0, names_ttl_seconds=10.0, clock=clock
     )
     first = await statistics.snapshot()
     clock.now += 1.9
     assert await statistics.snapshot() is first
     assert len(source.reads) == 1
 
-    await lone_cache.add(name, [message()], int(time.time() * 1000))
+    await lone_cache.add(queue, [message()], int(time.time() * 1000))
     clock.now += 0.2
     second = await statistics.snapshot()
     assert second is not first
-    assert second.queues[name].visible == 1
+    assert second.queues[queue.name].visible == 1
     assert len(source.reads) == 2
-    assert len(listings) == 1  # names are listed again only after their own TTL
+    assert catalog.listings == 1  # names are listed again only after their own TTL
     clock.now += 10
     await statistics.snapshot()
-    assert len(listings) == 2
+    assert catalog.listings == 2

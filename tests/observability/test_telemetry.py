@@ -12,7 +12,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cqs.cassandra_store import CassandraMessageStore, CassandraQueueCatalog
-from cqs.model import ReceiveRequest, SendRequest
+from cqs.model import QueueNamespace, ReceiveRequest, SendRequest
 from cqs.observability.metrics import CqsMetrics
 from cqs.observability.telemetry import STORE_MODE_GAP_CAP_SECONDS, PrometheusTelemetry
 from cqs.receipts import ReceiptSigner
@@ -141,7 +141,7 @@ def service_with(
 ) -> QueueService:
     return QueueService(
         catalog, store, cache, ReceiptSigner(b"s" * 32),
-        account_id="000000000000", region="us-east-1", clock=clock, telemetry=telemetry,
+        home=QueueNamespace("000000000000", "us-east-1"), clock=clock, telemetry=telemetry,
     )
 
 
@@ -156,9 +156,10 @@ async def test_messages_past_their_retention_are_counted_as_expired(
     clock = ManualClock(time.time())
     service = service_with(queue_catalog, message_store, message_cache, telemetry, clock)
     name = "expiring-" + uuid.uuid4().hex[:10]
-    await service.create_queue(name, {"MessageRetentionPeriod": "60"}, {})
+    queue = service.home.queue(name)
+    await service.create_queue(queue, {"MessageRetentionPeriod": "60"}, {})
     for body in ("a", "b"):
-        await service.send_message(name, SendRequest(body=body))
+        await service.send_message(queue, SendRequest(body=body))
     clock.now += 61
 
     await service.chores.trim_expired_messages()
@@ -177,13 +178,14 @@ async def test_a_receive_without_cache_is_served_from_cassandra_and_starts_a_fil
     telemetry, value, _ = recorder()
     service = service_with(queue_catalog, message_store, message_cache, telemetry, time.time)
     name = "refilled-" + uuid.uuid4().hex[:10]
-    await service.create_queue(name, {}, {})
+    queue = service.home.queue(name)
+    await service.create_queue(queue, {}, {})
     for body in ("a", "b", "c"):
-        await service.send_message(name, SendRequest(body=body))
-    await message_cache.drop(name)  # as after a Redis restart
+        await service.send_message(queue, SendRequest(body=body))
+    await message_cache.drop(queue)  # as after a Redis restart
 
     received = await service.receive_message(
-        name, ReceiveRequest(max_number_of_messages=1, visibility_timeout=60)
+        queue, ReceiveRequest(max_number_of_messages=1, visibility_timeout=60)
     )
     assert len(received) == 1
     assert value("cqs_messages_received_total", queue=name, source="store") == 1
@@ -197,7 +199,7 @@ async def test_a_receive_without_cache_is_served_from_cassandra_and_starts_a_fil
     assert value("cqs_cache_fill_duration_seconds_count") == 1
     assert value("cqs_cache_fills_in_progress") == 0
 
-    from_cache = await service.receive_message(name, ReceiveRequest(max_number_of_messages=10))
+    from_cache = await service.receive_message(queue, ReceiveRequest(max_number_of_messages=10))
     assert value("cqs_cache_hits_total") == 1
     assert value("cqs_messages_received_total", queue=name, source="cache") == len(from_cache)
     await service.close()
@@ -209,16 +211,16 @@ async def test_a_sweep_that_releases_messages_reports_its_duration_and_lag(
     from tests.observability.test_queue_stats import cached_queue, message
 
     telemetry, value, _ = recorder()
-    name = await cached_queue(lone_cache, "swept")
+    queue = await cached_queue(lone_cache, "swept")
     sent = message(0)
     now_ms = sent.sent_timestamp_ms
-    await lone_cache.add(name, [sent], now_ms)
-    outcome = await lone_cache.receive(name, 1, 1, now_ms, 10**9, ["n"])
+    await lone_cache.add(queue, [sent], now_ms)
+    outcome = await lone_cache.receive(queue, 1, 1, now_ms, 10**9, ["n"])
     assert outcome is not None and outcome.deliveries
     worker = RevisibilityWorker(
         lone_cache, lambda names: None, telemetry=telemetry, clock=lambda: (now_ms + 50) / 1000
     )
-    assert await worker.sweep() == [name]
+    assert await worker.sweep() == [queue]
     assert value("cqs_revisibility_sweep_duration_seconds_count") == 1
     assert value("cqs_revisibility_released_queues_total") == 1
     assert value("cqs_revisibility_lag_seconds_count") == 1

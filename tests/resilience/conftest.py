@@ -39,7 +39,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import CacheState
+from cqs.model import (
+    DEFAULT_ACCOUNT_ID,
+    DEFAULT_REGION,
+    CacheState,
+    QueueIdentity,
+    QueueNamespace,
+)
 from cqs.redis_cache.cache import RedisMessageCache
 from tests.fixtures.cqs_server import CqsProcess
 
@@ -195,21 +201,25 @@ def error_code(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def cache_state(redis_url: str, queue: str) -> CacheState:
+# The account and region a default `cqs serve` puts queues in.
+HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)
+
+
+def cache_state(redis_url: str, queue_name: str) -> CacheState:
     async def read() -> CacheState:
         cache = RedisMessageCache([redis_url])
         try:
-            return await cache.state(queue)
+            return await cache.state(HOME.queue(queue_name))
         finally:
             await cache.close()
 
     return asyncio.run(read())
 
 
-def remembered_store_deletes(redis_url: str) -> dict[str, list[str]]:
+def remembered_store_deletes(redis_url: str) -> dict[QueueIdentity, list[str]]:
     """Deletes the API tier keeps in Redis until Cassandra takes them."""
 
-    async def read() -> dict[str, list[str]]:
+    async def read() -> dict[QueueIdentity, list[str]]:
         cache = RedisMessageCache([redis_url])
         try:
             return await cache.deferred_store_deletes(10_000)

@@ -19,6 +19,7 @@ from botocore.config import Config
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.model import CacheState
 from cqs.redis_cache.cache import RedisMessageCache
+from tests.resilience.conftest import HOME
 
 
 def sqs_client(endpoint: str) -> Any:
@@ -51,12 +52,14 @@ def drain(sqs: Any, url: str, expected: set[str], seconds: float = 30.0) -> set[
     return seen
 
 
-async def wait_for_ready_cache(sqs: Any, url: str, redis_url: str, queue: str) -> CacheState:
+async def wait_for_ready_cache(
+    sqs: Any, url: str, redis_url: str, queue_name: str
+) -> CacheState:
     """Keep using the queue (fills are started by use) until its cache is READY or 20 s pass."""
     cache = RedisMessageCache([redis_url])
     try:
         deadline = time.monotonic() + 20
-        while (state := await cache.state(queue)) is not CacheState.READY:
+        while (state := await cache.state(HOME.queue(queue_name))) is not CacheState.READY:
             if time.monotonic() > deadline:
                 break
             await asyncio.to_thread(sqs.get_queue_attributes, QueueUrl=url)

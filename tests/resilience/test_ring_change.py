@@ -25,6 +25,7 @@ from cqs.model import CacheState
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.ring import HashRing
 from tests.fixtures.cqs_server import StartServer
+from tests.resilience.conftest import HOME
 
 
 def client(endpoint: str) -> Any:
@@ -98,9 +99,10 @@ async def test_adding_a_redis_server_moves_only_the_queues_whose_owner_changed_a
     )
     assert rebalance.returncode == 0, rebalance.stderr
     before, after = HashRing([first]), HashRing([first, second])
-    should_move = sorted(n for n in names if before.node_for(n) != after.node_for(n))
+    keys = [HOME.queue(name).key for name in names]
+    should_move = sorted(k for k in keys if before.node_for(k) != after.node_for(k))
     assert 0 < len(should_move) < len(names)
-    assert rebalance.stdout.split(":", 1)[1].split() == should_move
+    assert rebalance.stdout.split(": ", 1)[1].split() == should_move
 
     for name in names:
         url = new_sqs.get_queue_url(QueueName=name)["QueueUrl"]
@@ -111,6 +113,6 @@ async def test_adding_a_redis_server_moves_only_the_queues_whose_owner_changed_a
     cache = RedisMessageCache([first, second])
     try:
         for name in names:
-            assert await cache.state(name) is CacheState.READY
+            assert await cache.state(HOME.queue(name)) is CacheState.READY
     finally:
         await cache.close()

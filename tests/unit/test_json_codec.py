@@ -34,6 +34,8 @@ from cqs.model import (
     MessageAttributeValue,
     MessageMoveTask,
     MoveTaskStatus,
+    QueueIdentity,
+    QueueNamespace,
     ReceivedMessage,
     ReceiveRequest,
     SendRequest,
@@ -46,6 +48,8 @@ from cqs.sqs_api.protocol import DecodedRequest, decode_json_request
 
 BASE_URL = "http://sqs.test:9324"
 ACCOUNT = "000000000000"
+REGION = "us-east-1"
+ORDERS = QueueIdentity(ACCOUNT, REGION, "orders")
 QUEUE_URL = f"{BASE_URL}/{ACCOUNT}/orders"
 
 _STRING = MessageAttributeValue("String", string_value="red")
@@ -105,8 +109,8 @@ class CannedQueueService(QueueService):
     async def get_queue_url(self, name):  # type: ignore[no-untyped-def]
         self._record("GetQueueUrl", name)
 
-    async def list_queues(self, prefix, max_results, next_token):  # type: ignore[no-untyped-def]
-        self._record("ListQueues", prefix, max_results, next_token)
+    async def list_queues(self, namespace, prefix, max_results, next_token):  # type: ignore[no-untyped-def]
+        self._record("ListQueues", namespace, prefix, max_results, next_token)
         return ["alpha", "beta"], "token-2"
 
     async def delete_queue(self, name):  # type: ignore[no-untyped-def]
@@ -290,19 +294,19 @@ def expected_arguments(action: str) -> tuple[Any, ...]:
     """What the service must be called with for `request_params(action)`."""
     attributes = {"color": _STRING, "blob": _BINARY, "count": _NUMBER}
     return {
-        "CreateQueue": ("orders", {"VisibilityTimeout": "60", "DelaySeconds": "5"},
+        "CreateQueue": (ORDERS, {"VisibilityTimeout": "60", "DelaySeconds": "5"},
                         {"team": "ops"}),
-        "GetQueueUrl": ("orders",),
-        "ListQueues": ("a", 2, "token-1"),
-        "DeleteQueue": ("orders",),
-        "PurgeQueue": ("orders",),
-        "ListQueueTags": ("orders",),
-        "GetQueueAttributes": ("orders", ("VisibilityTimeout", "DelaySeconds")),
-        "SetQueueAttributes": ("orders", {"VisibilityTimeout": "45"}),
-        "TagQueue": ("orders", {"team": "ops", "env": "test"}),
-        "UntagQueue": ("orders", ("env",)),
+        "GetQueueUrl": (ORDERS,),
+        "ListQueues": (QueueNamespace(ACCOUNT, REGION), "a", 2, "token-1"),
+        "DeleteQueue": (ORDERS,),
+        "PurgeQueue": (ORDERS,),
+        "ListQueueTags": (ORDERS,),
+        "GetQueueAttributes": (ORDERS, ("VisibilityTimeout", "DelaySeconds")),
+        "SetQueueAttributes": (ORDERS, {"VisibilityTimeout": "45"}),
+        "TagQueue": (ORDERS, {"team": "ops", "env": "test"}),
+        "UntagQueue": (ORDERS, ("env",)),
         "SendMessage": (
-            "orders",
+            ORDERS,
             SendRequest(
                 body="hello",
                 delay_seconds=3,
@@ -311,14 +315,14 @@ def expected_arguments(action: str) -> tuple[Any, ...]:
             ),
         ),
         "SendMessageBatch": (
-            "orders",
+            ORDERS,
             (
                 ("a", SendRequest(body="one", message_attributes=attributes)),
                 ("b", SendRequest(body="two", delay_seconds=2)),
             ),
         ),
         "ReceiveMessage": (
-            "orders",
+            ORDERS,
             ReceiveRequest(
                 max_number_of_messages=5,
                 visibility_timeout=40,
@@ -328,14 +332,14 @@ def expected_arguments(action: str) -> tuple[Any, ...]:
                 receive_request_attempt_id="try-1",
             ),
         ),
-        "DeleteMessage": ("orders", "rh-1"),
-        "DeleteMessageBatch": ("orders", (("a", "rh-a"), ("b", "rh-b"))),
-        "ChangeMessageVisibility": ("orders", "rh-1", 60),
-        "ChangeMessageVisibilityBatch": ("orders", (("a", "rh-a", 10), ("b", "rh-b", 20))),
-        "ListDeadLetterSourceQueues": ("orders", 1, "token-2"),
-        "AddPermission": ("orders", "l1", ("111122223333", "444455556666"),
+        "DeleteMessage": (ORDERS, "rh-1"),
+        "DeleteMessageBatch": (ORDERS, (("a", "rh-a"), ("b", "rh-b"))),
+        "ChangeMessageVisibility": (ORDERS, "rh-1", 60),
+        "ChangeMessageVisibilityBatch": (ORDERS, (("a", "rh-a", 10), ("b", "rh-b", 20))),
+        "ListDeadLetterSourceQueues": (ORDERS, 1, "token-2"),
+        "AddPermission": (ORDERS, "l1", ("111122223333", "444455556666"),
                           ("SendMessage", "ReceiveMessage")),
-        "RemovePermission": ("orders", "l1"),
+        "RemovePermission": (ORDERS, "l1"),
         "StartMessageMoveTask": (_DLQ_ARN, "arn:aws:sqs:us-east-1:000000000000:x", 5),
         "ListMessageMoveTasks": (_DLQ_ARN, 10),
         "CancelMessageMoveTask": ("handle-1",),
@@ -466,7 +470,7 @@ async def test_every_action_answers_json_that_botocore_reads_as_the_expected_out
     action: str,
 ) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, ACCOUNT)
+    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, ACCOUNT, REGION)
 
     body = render_json_result(await HANDLERS[action](service, call))
 
@@ -476,7 +480,7 @@ async def test_every_action_answers_json_that_botocore_reads_as_the_expected_out
 @pytest.mark.parametrize("action", sorted(HANDLERS))
 async def test_every_action_calls_the_service_once_with_what_boto3_sent(action: str) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, ACCOUNT)
+    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, ACCOUNT, REGION)
 
     await HANDLERS[action](service, call)
 
@@ -487,7 +491,7 @@ async def test_every_action_calls_the_service_once_with_what_boto3_sent(action: 
 async def test_a_receive_with_no_messages_answers_an_empty_object_as_aws_does() -> None:
     service = CannedQueueService(received=[])
     call = ApiCall(botocore_json_request("ReceiveMessage", {"QueueUrl": QUEUE_URL}),
-                   BASE_URL, ACCOUNT)
+                   BASE_URL, ACCOUNT, REGION)
 
     body = render_json_result(await HANDLERS["ReceiveMessage"](service, call))
 

@@ -17,9 +17,9 @@ QUEUE = "orders"
 URL_SAFE = string.ascii_letters + string.digits + "-_"
 
 
-def a_handle(queue_name: str = QUEUE, message_id: str | None = None) -> ReceiptHandle:
+def a_handle(queue_key: str = QUEUE, message_id: str | None = None) -> ReceiptHandle:
     return ReceiptHandle(
-        queue_name=queue_name,
+        queue_key=queue_key,
         message_id=message_id if message_id is not None else str(uuid.uuid1()),
         receipt_nonce=new_nonce(),
     )
@@ -30,9 +30,9 @@ def signer() -> ReceiptSigner:
     return ReceiptSigner(SECRET)
 
 
-def assert_refused(signer: ReceiptSigner, text: str, queue_name: str = QUEUE) -> None:
+def assert_refused(signer: ReceiptSigner, text: str, queue_key: str = QUEUE) -> None:
     with pytest.raises(ReceiptHandleIsInvalid) as raised:
-        signer.read(text, queue_name)
+        signer.read(text, queue_key)
     assert (
         raised.value.message == f'The input receipt handle "{text}" is not a valid receipt handle.'
     )
@@ -67,8 +67,8 @@ def test_handle_stays_far_under_the_sqs_limit_for_the_longest_queue_name(
     signer: ReceiptSigner,
 ) -> None:
     longest_queue = "q" * 80
-    uuid_handle = signer.issue(a_handle(queue_name=longest_queue))
-    text_id_handle = signer.issue(a_handle(queue_name=longest_queue, message_id="m" * 64))
+    uuid_handle = signer.issue(a_handle(queue_key=longest_queue))
+    text_id_handle = signer.issue(a_handle(queue_key=longest_queue, message_id="m" * 64))
     assert len(uuid_handle) <= 200
     assert len(text_id_handle) <= 300
 
@@ -91,9 +91,9 @@ def test_nonce_is_twelve_url_safe_characters_and_does_not_repeat() -> None:
 
 
 def test_handle_for_another_queue_is_refused(signer: ReceiptSigner) -> None:
-    text = signer.issue(a_handle(queue_name="orders"))
-    assert_refused(signer, text, queue_name="orders-dlq")
-    assert_refused(signer, text, queue_name="Orders")
+    text = signer.issue(a_handle(queue_key="orders"))
+    assert_refused(signer, text, queue_key="orders-dlq")
+    assert_refused(signer, text, queue_key="Orders")
 
 
 def test_handle_signed_with_another_secret_is_refused(signer: ReceiptSigner) -> None:
@@ -101,17 +101,17 @@ def test_handle_signed_with_another_secret_is_refused(signer: ReceiptSigner) -> 
     assert_refused(signer, other.issue(a_handle()))
 
 
-@pytest.mark.parametrize("queue_name", ["orders", "orders1", "orders12"])
+@pytest.mark.parametrize("queue_key", ["orders", "orders1", "orders12"])
 def test_changing_any_character_of_the_handle_is_refused(
-    signer: ReceiptSigner, queue_name: str
+    signer: ReceiptSigner, queue_key: str
 ) -> None:
     # Three name lengths give every base64 tail, including ones whose last character
     # carries unused bits.
-    text = signer.issue(a_handle(queue_name=queue_name))
+    text = signer.issue(a_handle(queue_key=queue_key))
     for position, original in enumerate(text):
         for step in range(1, 64):
             replacement = URL_SAFE[(URL_SAFE.index(original) + step) % 64]
-            assert_refused(signer, text[:position] + replacement + text[position + 1 :], queue_name)
+            assert_refused(signer, text[:position] + replacement + text[position + 1 :], queue_key)
 
 
 def test_flipping_any_bit_of_the_decoded_handle_is_refused(signer: ReceiptSigner) -> None:

@@ -7,7 +7,7 @@ import uuid
 from collections import Counter
 
 from cqs.cassandra_store import rows
-from cqs.model import Message, MessageAttributeValue, Queue
+from cqs.model import Message, MessageAttributeValue, Queue, QueueIdentity
 
 
 def _message(**overrides: object) -> Message:
@@ -121,18 +121,36 @@ def test_queue_survives_row_round_trip() -> None:
         tags={"team": "billing"},
         created_timestamp=1_700_000_000,
         last_modified_timestamp=1_700_000_050,
+        account_id="123456789012",
+        region="eu-west-1",
     )
     row = rows.queue_to_row(queue)
 
     restored = rows.queue_from_row(
-        row.name, row.queue_id, row.attributes, row.tags, row.created_s, row.modified_s
+        QueueIdentity(row.account_id, row.region, row.name),
+        row.queue_id, row.attributes, row.tags, row.created_s, row.modified_s,
     )
 
     assert restored == queue
 
 
-def test_queue_row_with_empty_maps_stored_as_null_reads_as_empty() -> None:
-    restored = rows.queue_from_row("q", "id", None, None, None, None)
+def test_queue_row_keeps_attributes_and_tags_as_json_text_with_any_characters() -> None:
+    queue = Queue(
+        name="q", queue_id="id", attributes={"Policy": '{"a": "\u00e9 \\"}'},
+        tags={"t\u00e9am": "\u4e2d"},
+    )
+    row = rows.queue_to_row(queue)
+
+    assert isinstance(row.attributes, str) and isinstance(row.tags, str)
+    restored = rows.queue_from_row(queue.identity, "id", row.attributes, row.tags, 0, 0)
+    assert restored.attributes == queue.attributes
+    assert restored.tags == queue.tags
+
+
+def test_legacy_queue_row_with_empty_maps_stored_as_null_reads_as_empty() -> None:
+    restored = rows.queue_from_row(
+        QueueIdentity("000000000000", "us-east-1", "q"), "id", None, None, None, None
+    )
 
     assert restored.attributes == {}
     assert restored.tags == {}

@@ -23,6 +23,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from cqs import errors
+from cqs.model import QueueIdentity
 from cqs.service import QueueService
 from cqs.sqs_api import add_sqs_routes, create_api_app
 from cqs.sqs_api.app import ServiceSource
@@ -385,14 +386,14 @@ class MissingQueueService(QueueService):
     def __init__(self) -> None:
         self.purged: list[str] = []
 
-    async def get_queue_url(self, name: str) -> None:
-        if name != "orders":
+    async def get_queue_url(self, identity: QueueIdentity) -> None:
+        if identity.name != "orders":
             raise errors.QueueDoesNotExist("The specified queue does not exist.")
 
-    async def purge_queue(self, name: str) -> None:
-        if name != "orders":
+    async def purge_queue(self, identity: QueueIdentity) -> None:
+        if identity.name != "orders":
             raise errors.QueueDoesNotExist("")
-        self.purged.append(name)
+        self.purged.append(identity.name)
 
 
 async def test_boto3_sees_the_classic_code_and_the_modelled_exception_for_a_missing_queue(
