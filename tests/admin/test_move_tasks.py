@@ -30,6 +30,14 @@ def test_a_move_task_is_started_shows_progress_and_is_cancelled(
         ])
 
     page.goto(f"{console.admin}/queues/{prefix}-dlq")
+    # The console lists queue names at most every 2 s: one listed just before our queues
+    # were created through the API lacks them until the next listing.
+    source_option = page.locator("#move-destination option", has_text=prefix + "-src")
+    for _ in range(10):
+        if source_option.count():
+            break
+        page.wait_for_timeout(500)
+        page.reload()
     page.get_by_label("Destination").select_option(prefix + "-src")
     page.get_by_label("Messages per second").fill("2")
     page.get_by_role("button", name="Start moving").click()
