@@ -1,13 +1,17 @@
 """Contract of MessageStore, run against CassandraMessageStore on a real Cassandra node.
 
-Every test taking `message_store` runs twice: on the tables cqs creates today (regular
-tables) and on a keyspace created by the earlier schema (compact message tables), which
-today's statements must keep serving.
+Every test taking `message_store` runs on each kind of message table, whatever the default
+chooses on this server: `[regular]`, the tables cqs creates on every server from 2.0 on
+(and on 1.2 when asked, CQS_CASSANDRA_MESSAGE_TABLES=regular); `[compact]`, the tables the
+default creates on Cassandra before 2.0 (the embedded 1.2); and `[earlier-schema]`, a
+keyspace created by the earlier schema's own DDL (compact message tables), which today's
+statements must keep serving.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -32,27 +36,35 @@ from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 BUCKET_MS = 300_000  # the bucket length the message_store fixture asks for
 
 
-@pytest.fixture(scope="session")
-async def earlier_keyspace_session(
-    cassandra_settings: CassandraTestSettings,
+MESSAGE_TABLE_KINDS = ("regular", "compact", "earlier-schema")
+
+
+@pytest.fixture(scope="session", params=MESSAGE_TABLE_KINDS)
+async def message_tables_session(
+    request: pytest.FixtureRequest, cassandra_settings: CassandraTestSettings
 ) -> AsyncIterator[CassandraSession]:
-    """A session on a keyspace whose tables the earlier schema created (compact tables)."""
-    keyspace = unique_keyspace("cqs_earlier")
-    contact_point = cassandra_settings.contact_points[0]
-    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace)
-    session = await connect(cassandra_settings.connection(keyspace))
+    """A session on a keyspace of its own whose message tables are of the kind `param`."""
+    kind = request.param
+    keyspace = unique_keyspace(f"cqs_{kind.replace('-', '_')}")
+    if kind == "earlier-schema":
+        contact_point = cassandra_settings.contact_points[0]
+        await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace)
+        connection = cassandra_settings.connection(keyspace)
+    else:
+        connection = dataclasses.replace(
+            cassandra_settings.connection(keyspace), message_tables=kind
+        )
+    session = await connect(connection)
+    assert session.message_tables == ("compact" if kind == "earlier-schema" else kind)
     yield session
     await session.close()
 
 
-@pytest.fixture(params=["regular tables", "earlier compact tables"])
+@pytest.fixture
 async def message_store(
-    request: pytest.FixtureRequest,
-    cassandra_session: CassandraSession,
-    earlier_keyspace_session: CassandraSession,
+    message_tables_session: CassandraSession,
 ) -> AsyncIterator[CassandraMessageStore]:
-    session = cassandra_session if request.param == "regular tables" else earlier_keyspace_session
-    store = await CassandraMessageStore.on_session(session, bucket_seconds=300)
+    store = await CassandraMessageStore.on_session(message_tables_session, bucket_seconds=300)
     yield store
     await store.close()
 
