@@ -8,11 +8,14 @@ started the node itself, the Cassandra JVM's CPU time per message.
 Layouts:
   naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
   buckets    partitions per (shard, 10 s bucket), still CQL row DELETE (bucket sizing alone)
-  compact    CassandraMessageStore with `message_tables="compact"`, the tables earlier cqs
-             versions created: (bucket, shard) partitions in compact tables, one cell
-             tombstone per delete (Cassandra before 4.0 only)
-  chosen     CassandraMessageStore with its default, regular tables (every supported
+  compact    CassandraMessageStore with `message_tables="compact"`: (bucket, shard)
+             partitions in compact tables, one cell tombstone per delete (Cassandra before
+             4.0 only; what earlier cqs versions created)
+  regular    CassandraMessageStore with `message_tables="regular"` (every supported
              version): the same partitions, the same statements, one row DELETE per message
+  default    CassandraMessageStore with the default setting (`auto`: chosen from the
+             server's release_version; compact before 2.0, so on the embedded 1.2); the
+             report names the tables it resolved to
 
 By default every layout runs on a fresh EmbeddedCassandra; `--contact-point` uses a running
 node instead (then without CPU figures). Writes the results to docs/cassandra-deletes.md
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import platform
 import shlex
@@ -50,6 +54,7 @@ from cqs.cassandra_store import (  # noqa: E402
     CassandraSession,
     connect,
 )
+from cqs.cassandra_store.schema import DEFAULT_BUCKET_SECONDS  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.model import Message, Queue  # noqa: E402
 
@@ -115,11 +120,12 @@ class RowDeleteLayout:
         await self._session.close()
 
 
-class ChosenLayout:
-    """The real adapter."""
+class StoreLayout:
+    """The real adapter, on the message tables `message_tables` asks for (None: default)."""
 
-    def __init__(self, store: CassandraMessageStore) -> None:
+    def __init__(self, store: CassandraMessageStore, message_tables: str) -> None:
         self._store = store
+        self.message_tables = message_tables  # what the keyspace's tables are
         self._queue = Queue(
             name="bench",
             queue_id=str(uuid.uuid4()),
@@ -127,12 +133,17 @@ class ChosenLayout:
         )
 
     @classmethod
-    async def open(cls, contact_point: str, keyspace: str, message_tables: str) -> ChosenLayout:
-        return cls(await CassandraMessageStore.open(
-            CassandraConnection(
-                (contact_point,), keyspace, request_timeout=30, message_tables=message_tables
-            )
-        ))
+    async def open(
+        cls, contact_point: str, keyspace: str, message_tables: str | None
+    ) -> StoreLayout:
+        connection = CassandraConnection((contact_point,), keyspace, request_timeout=30)
+        if message_tables is not None:
+            connection = dataclasses.replace(connection, message_tables=message_tables)
+        session = await connect(connection)
+        store = await CassandraMessageStore.on_session(
+            session, bucket_seconds=DEFAULT_BUCKET_SECONDS, owns_session=True
+        )
+        return cls(store, session.message_tables)
 
     async def put(self, message: Message) -> None:
         await self._store.put(self._queue, [message])
@@ -162,6 +173,11 @@ class Run:
     layout: str
     intervals: list[Interval] = field(default_factory=list)
     stopped_early: bool = False
+    resolved: str | None = None  # the message tables `default` resolved to
+
+    @property
+    def label(self) -> str:
+        return f"{self.layout} ({self.resolved})" if self.resolved else self.layout
 
 
 def jvm_cpu_seconds(pid: int | None) -> float | None:
@@ -256,19 +272,27 @@ async def run_layout(name: str, args: argparse.Namespace) -> Run:
         contact_point = node.contact_point
     keyspace = f"bench_{name}_{uuid.uuid4().hex[:8]}"
     layout: Layout
+    resolved = ""
     try:
         if name == "naive":
             layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=None)
         elif name == "buckets":
             layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=10)
-        elif name == "compact":
-            layout = await ChosenLayout.open(contact_point, keyspace, "compact")
+        elif name in ("compact", "regular"):
+            layout = await StoreLayout.open(contact_point, keyspace, name)
+        elif name == "default":
+            layout = await StoreLayout.open(contact_point, keyspace, None)
+            resolved = layout.message_tables
+            print(f"default: the store created {resolved} message tables", flush=True)
         else:
-            layout = await ChosenLayout.open(contact_point, keyspace, "regular")
+            raise ValueError(f"unknown layout {name!r}")
         try:
-            return await drive(layout, name, args, node.pid if node else None)
+            run = await drive(layout, name, args, node.pid if node else None)
         finally:
             await layout.close()
+        if name == "default":
+            run.resolved = resolved
+        return run
     finally:
         if node is not None:
             await asyncio.to_thread(node.stop)
@@ -318,11 +342,11 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
     for run in runs:
         for interval in run.intervals:
             lines.append(
-                f"| {run.layout} | {interval.first}–{interval.last} | "
+                f"| {run.label} | {interval.first}–{interval.last} | "
                 f"{interval.throughput:.0f} | {percentile(interval.delete_ms, 50):.2f} | "
                 f"{percentile(interval.delete_ms, 99):.2f} | {format_cpu(interval)} |"
             )
-    stopped = [run.layout for run in runs if run.stopped_early]
+    stopped = [run.label for run in runs if run.stopped_early]
     if stopped:
         lines += ["", f"Stopped by the time limit before all messages: {', '.join(stopped)}."]
     lines += ["", END]
@@ -334,7 +358,7 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contact-point", help="host:port of a running node (default: embedded)")
-    parser.add_argument("--layouts", default="naive,buckets,compact,chosen")
+    parser.add_argument("--layouts", default="naive,buckets,compact,regular,default")
     parser.add_argument("--messages", type=int, default=60_000)
     parser.add_argument("--max-seconds", type=float, default=100.0)
     parser.add_argument("--interval", type=int, default=6_000)

@@ -45,9 +45,30 @@ def default_consistency(release_version: str, strategy: str, replication_factor:
         return LEGACY_REPLICATED_CONSISTENCY
     return REPLICATED_CONSISTENCY
 
-# Where `message_tables = "auto"` stops choosing compact tables. On Cassandra 1.2 a row
-# DELETE in a regular table writes a range tombstone, and each one costs more CPU than the
-# last while the partition's memtable holds the others (measured in docs/cassandra-deletes.md).
-# 2.0 reworked how range tombstones are kept and 3.0's storage engine writes a row DELETE as
-# a row tombstone; only 1.2 was measured.
+# Where the default `message_tables = "auto"` stops choosing compact tables. On Cassandra 1.2
+# a row DELETE in a regular table writes a range tombstone, and each one costs more CPU than
+# the last while the partition's memtable holds the others (measured in
+# docs/cassandra-deletes.md). 2.0 reworked how range tombstones are kept and 3.0's storage
+# engine writes a row DELETE as a row tombstone; only 1.2 was measured.
 REGULAR_TABLES_SINCE = (2, 0)
+# Cassandra 4.0 refuses compact tables.
+COMPACT_TABLES_REFUSED_SINCE = (4, 0)
+
+
+def compact_message_tables(message_tables: str, release_version: str) -> bool:
+    """Whether absent message tables are created as compact tables.
+
+    `message_tables` is the setting: "regular" never; "compact" always (ValueError on 4.0+,
+    which refuses it); "auto" (the default) only on a server that reports a release older
+    than 2.0, i.e. the embedded Cassandra 1.2. Every other server, ScyllaDB included (it
+    reports "3.0.8"), and one whose release cannot be read, gets regular tables.
+    """
+    version = release_major_minor(release_version)
+    if message_tables == "compact":
+        if version >= COMPACT_TABLES_REFUSED_SINCE:
+            raise ValueError(
+                f"compact message tables need Cassandra before 4.0; this is {release_version}"
+            )
+        return True
+    known = version > (0, 0)
+    return message_tables == "auto" and known and version < REGULAR_TABLES_SINCE

@@ -68,7 +68,9 @@ class CassandraConnection:
     write_consistency: str | None = None
     request_timeout: float = 5.0  # seconds, per request and for connecting
     message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS
-    message_tables: str = "regular"  # one of schema.MESSAGE_TABLES
+    # One of schema.MESSAGE_TABLES; "auto": compact tables on Cassandra before 2.0 (the
+    # embedded 1.2), regular ones on every other server.
+    message_tables: str = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,7 @@ class ServerFacts:
     replication_factor: int
     read_consistency: str
     write_consistency: str
+    message_tables: str  # "compact" or "regular": how the keyspace's message table is stored
 
 
 def parse_contact_point(contact_point: str, default_port: int = 9042) -> tuple[str, int]:
@@ -151,10 +154,11 @@ async def connect(
         driver_session.default_fetch_size = None
         facts = await _prepare_keyspace(cluster, driver_session, connection)
         log.info(
-            "Cassandra %s, protocol v%d, keyspace %s (%s, %d replica(s)): reads %s, writes %s",
+            "Cassandra %s, protocol v%d, keyspace %s (%s, %d replica(s)): reads %s, writes %s,"
+            " %s message tables",
             facts.release_version, facts.protocol_version, keyspace,
             facts.replication_strategy, facts.replication_factor,
-            facts.read_consistency, facts.write_consistency,
+            facts.read_consistency, facts.write_consistency, facts.message_tables,
         )
         session = CassandraSession(
             cluster,
@@ -164,6 +168,7 @@ async def connect(
             request_timeout=request_timeout,
             observe=observe,
             release_version=facts.release_version,
+            message_tables=facts.message_tables,
         )
         await session.use_keyspace(keyspace)
     except BaseException:
@@ -190,7 +195,9 @@ async def _prepare_keyspace(
     )
     release_version = str(local.one().release_version)
     keyspace = connection.keyspace
-    compact_tables = _compact_tables(connection.message_tables, release_version)
+    compact_tables = compatibility.compact_message_tables(
+        connection.message_tables, release_version
+    )
     # Another process may have created the keyspace since this one connected.
     await blocking("read schema", cluster.refresh_schema_metadata)
     if keyspace not in cluster.metadata.keyspaces:
@@ -216,7 +223,10 @@ async def _prepare_keyspace(
             created = True
     if created:
         await blocking("read schema", cluster.refresh_schema_metadata)
-    strategy = cluster.metadata.keyspaces[keyspace].replication_strategy
+    metadata = cluster.metadata.keyspaces[keyspace]
+    messages = metadata.tables.get(schema.MESSAGES_TABLE)
+    compact = bool(messages is not None and messages.is_compact_storage)
+    strategy = metadata.replication_strategy
     strategy_name = str(getattr(strategy, "name", type(strategy).__name__))
     replicas = replication_factor(strategy)
     automatic = compatibility.default_consistency(release_version, strategy_name, replicas)
@@ -227,18 +237,8 @@ async def _prepare_keyspace(
         replication_factor=replicas,
         read_consistency=(connection.read_consistency or automatic).upper(),
         write_consistency=(connection.write_consistency or automatic).upper(),
+        message_tables="compact" if compact else "regular",
     )
-
-
-def _compact_tables(message_tables: str, release_version: str) -> bool:
-    version = compatibility.release_major_minor(release_version)
-    if message_tables == "compact":
-        if version >= (4, 0):
-            raise ValueError(
-                f"compact message tables need Cassandra before 4.0; this is {release_version}"
-            )
-        return True
-    return message_tables == "auto" and version < compatibility.REGULAR_TABLES_SINCE
 
 
 def replication_factor(strategy: Any) -> int:

@@ -23,10 +23,11 @@ Message layout (see docs/cassandra-deletes.md for the measurements behind it):
   collects deletes without bound and a drained bucket can be dropped with one partition
   tombstone per shard;
 - clustering by message_id (a version-1 UUID, so oldest first);
-- a single `payload` value per message, in a regular table by default. Keyspaces made by
-  earlier cqs versions hold the same columns in compact tables, and `compact_tables=True`
-  still creates those (Cassandra before 4.0 only; measured to keep deletes flat on 1.2, see
-  `MESSAGE_TABLES`). Every statement of the store reads and writes both kinds.
+- a single `payload` value per message, by default in a regular table on every server but
+  one older than 2.0; there (the embedded 1.2) the default `MESSAGE_TABLES` setting, "auto",
+  creates compact tables, measured to keep deletes flat. Keyspaces made by earlier cqs
+  versions hold the same columns in compact tables too. Every statement of the store reads
+  and writes both kinds.
 """
 
 from __future__ import annotations
@@ -72,11 +73,12 @@ DEFAULT_BUCKET_SECONDS = 300
 # a long grace keeps tombstones (read cost) around for no benefit on a single-DC store.
 DEFAULT_MESSAGE_GC_GRACE_SECONDS = 3600
 
-# How the two message tables are created: "regular" runs on every supported server;
+# How the two message tables are created: "auto" (the default) is "compact" on servers
+# whose release_version is older than 2.0 and "regular" on every other one
+# (`compatibility.compact_message_tables`); "regular" runs on every supported server;
 # "compact" is the layout of earlier cqs versions, for Cassandra before 4.0 only (on 1.2 a
 # row DELETE in a regular table writes a range tombstone whose cost grows with the others in
-# the partition's memtable, where a compact table's delete is one cell tombstone); "auto" is
-# "compact" on servers older than 2.0 and "regular" elsewhere.
+# the partition's memtable, where a compact table's delete is one cell tombstone).
 MESSAGE_TABLES = ("regular", "compact", "auto")
 COMPACT_TABLES = (MESSAGES_TABLE, MESSAGE_BUCKETS_TABLE)
 
@@ -117,6 +119,8 @@ def table_definitions(
     """CREATE TABLE statements by table name, qualified with `keyspace`.
 
     `compact_tables`: the message tables as earlier cqs versions made them (not for 4.0+).
+    The only compact-table DDL of cqs; reached only when the server's release_version is
+    older than 2.0 under the default "auto", or when an operator asks for "compact".
     """
     definitions = _definitions(checked_identifier(keyspace) + ".", message_gc_grace_seconds)
     if compact_tables:

@@ -1,8 +1,9 @@
 """What cqs decides from the server it connects to, checked on the embedded Cassandra 1.2.
 
 The protocol version is negotiated, the consistency levels follow the keyspace's
-replication, the message tables are regular unless asked otherwise, and a keyspace created
-by the earlier schema (compact message tables) is served unchanged.
+replication, the message tables are compact by default on 1.2 (chosen from its
+release_version) and regular when asked, and a keyspace created by the earlier schema
+(compact message tables) is served unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from cqs.cassandra_store import (
     KeyspaceNeedsMigration,
     connect,
 )
+from cqs.cassandra_store.schema import COMPACT_TABLES
 from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
 from tests.contract.legacy_keyspace import compact_tables, create_earlier_keyspace
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
@@ -127,21 +129,24 @@ async def test_an_unknown_consistency_level_fails_before_connecting(
 
 
 @pytest.mark.parametrize(
-    ("message_tables", "expected_compact"),
+    ("message_tables", "expected"),
     [
-        ("regular", set()),
-        ("compact", {"queue_messages", "queue_message_buckets"}),
-        ("auto", {"queue_messages", "queue_message_buckets"}),  # 1.2 is older than 2.0
+        ("regular", "regular"),
+        ("compact", "compact"),
+        ("auto", "compact"),  # 1.2 is older than 2.0
+        (None, "compact"),  # the default is "auto"
     ],
+    ids=["regular", "compact", "auto", "default"],
 )
 async def test_message_tables_are_created_as_asked(
-    cassandra_settings: CassandraTestSettings, message_tables: str, expected_compact: set[str]
+    cassandra_settings: CassandraTestSettings, message_tables: str | None, expected: str
 ) -> None:
     keyspace = unique_keyspace()
-    store = await CassandraMessageStore.open(
-        connection(cassandra_settings, keyspace, message_tables=message_tables)
-    )
+    options = {} if message_tables is None else {"message_tables": message_tables}
+    session = await connect(connection(cassandra_settings, keyspace, **options))
+    store = await CassandraMessageStore.on_session(session, bucket_seconds=300, owns_session=True)
     try:
+        assert session.message_tables == expected
         queue, message = new_queue(), new_message()
         await store.put(queue, [message])
         await store.delete(queue, message.message_id)
@@ -150,6 +155,7 @@ async def test_message_tables_are_created_as_asked(
     finally:
         await store.close()
     contact_point = cassandra_settings.contact_points[0]
+    expected_compact = set(COMPACT_TABLES) if expected == "compact" else set()
     assert await asyncio.to_thread(compact_tables, contact_point, keyspace) == expected_compact
 
 

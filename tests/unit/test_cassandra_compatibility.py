@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from cqs.cassandra_store.compatibility import default_consistency, release_major_minor
-from cqs.cassandra_store.connection import _compact_tables, replication_factor
+from cqs.cassandra_store.compatibility import (
+    compact_message_tables,
+    default_consistency,
+    release_major_minor,
+)
+from cqs.cassandra_store.connection import CassandraConnection, replication_factor
 from cqs.main import cassandra_connection
 from cqs.settings import Settings, load_settings
 
@@ -46,21 +50,49 @@ def test_the_default_consistency_follows_the_replicas_and_what_the_server_accept
         ("regular", "1.2.0", False),
         ("regular", "5.0.2", False),
         ("compact", "1.2.0", True),
+        ("compact", "2.2.19", True),
         ("compact", "3.11.17", True),
-        ("auto", "1.2.0", True),
-        ("auto", "3.11.17", False),
-        ("auto", "5.0.2", False),
     ],
 )
-def test_compact_message_tables_only_when_asked_for_or_automatic_on_old_servers(
+def test_explicit_message_tables_are_created_as_the_operator_asked(
     message_tables: str, release_version: str, compact: bool
 ) -> None:
-    assert _compact_tables(message_tables, release_version) is compact
+    assert compact_message_tables(message_tables, release_version) is compact
 
 
-def test_compact_message_tables_are_refused_on_cassandra_4_and_later() -> None:
+@pytest.mark.parametrize("release_version", ["1.2.0", "1.2.19", "1.1.12"])
+def test_the_default_chooses_compact_message_tables_before_cassandra_2_0(
+    release_version: str,
+) -> None:
+    assert compact_message_tables("auto", release_version) is True
+
+
+@pytest.mark.parametrize(
+    "release_version",
+    [
+        "2.0.0", "2.0.17", "2.1.22", "2.2.19", "3.0.29", "3.11.17", "4.0.13", "4.1.5",
+        "5.0.2", "5.0-beta1",
+        "3.0.8",  # what ScyllaDB reports as its release_version
+        "", "unknown",  # unreadable: the layout that runs everywhere
+    ],
+)
+def test_the_default_chooses_regular_message_tables_from_cassandra_2_0_and_on_scylladb(
+    release_version: str,
+) -> None:
+    assert compact_message_tables("auto", release_version) is False
+
+
+@pytest.mark.parametrize("release_version", ["4.0.13", "4.1.5", "5.0.2"])
+def test_compact_message_tables_are_refused_on_cassandra_4_and_later(
+    release_version: str,
+) -> None:
     with pytest.raises(ValueError, match=r"before 4\.0"):
-        _compact_tables("compact", "4.0.13")
+        compact_message_tables("compact", release_version)
+
+
+def test_message_tables_default_to_the_choice_from_release_version() -> None:
+    assert Settings().cassandra_message_tables == "auto"
+    assert CassandraConnection(("127.0.0.1",), "cqs").message_tables == "auto"
 
 
 class _Strategy:
@@ -79,7 +111,7 @@ def test_cassandra_defaults_negotiate_the_protocol_and_choose_consistency_from_r
     connection = cassandra_connection(Settings())
     assert connection.protocol_version is None
     assert connection.read_consistency is None and connection.write_consistency is None
-    assert connection.message_tables == "regular"
+    assert connection.message_tables == "auto"
 
 
 def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
