@@ -3,8 +3,8 @@
 Owns the wiring: parses the command line, reads Settings once, connects the adapters,
 builds QueueService, the revisibility worker and the aiohttp application, ties their
 lifetimes to the app (`cleanup_ctx`), and starts the chosen command. The commands that are
-operations rather than wiring (the `--workers` supervisor, `cqs rebalance`, the embedded
-services) live in `cqs.operations` and get their parts from here.
+operations rather than wiring (the `--workers` supervisor, `cqs rebalance`, `cqs migrate`,
+the embedded services) live in `cqs.operations` and get their parts from here.
 """
 
 from __future__ import annotations
@@ -28,15 +28,18 @@ from admin_ui.auth import PASSWORD_FILE_NAME
 from cqs import __version__
 from cqs.cassandra_store import (
     CassandraConnection,
+    CassandraLegacyKeyspace,
     CassandraMessageStore,
     CassandraQueueCatalog,
     CassandraSession,
     KeyspaceNeedsMigration,
+    KeyspaceNotFound,
 )
 from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
+from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
 from cqs.inspection import StorageQueueInspector as QueueInspector
@@ -47,6 +50,7 @@ from cqs.observability.hub import ObservabilityHub
 from cqs.observability.routes import add_observability_routes
 from cqs.observability.stats import QueueStatistics
 from cqs.operations.embedded import EmbeddedStartError, embedded_backends
+from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
 from cqs.operations.supervisor import supervise
 from cqs.receipts import ReceiptSigner
@@ -274,12 +278,54 @@ async def rebalance_caches(
         await session.close()
 
 
+async def migrate_keyspace(settings: Settings, *, drop_legacy: bool) -> None:
+    """`cqs migrate`: the keyspace, opened past the server's refusal, for the operation."""
+    connection = cassandra_connection(settings)
+    try:
+        keyspace = await CassandraLegacyKeyspace.open(connection)
+    except KeyspaceNotFound:
+        _say(f"nothing to migrate: there is no keyspace {connection.keyspace}")
+        return
+    try:
+        await migrate(
+            keyspace,
+            QueueNamespace(settings.account_id, settings.region),
+            drop_legacy=drop_legacy,
+            report=_say,
+        )
+    finally:
+        await keyspace.close()
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
 def _not_a_protocol_downgrade(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("Downgrading core protocol version")
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def run_migrate(settings: Settings, *, drop_legacy: bool) -> int:
+    """`cqs migrate` on the configured Cassandra, or on the embedded one under the data
+    directory (started for the run) when none is configured."""
+    try:
+        with embedded_backends(settings, with_redis=False) as running:
+            asyncio.run(migrate_keyspace(running, drop_legacy=drop_legacy))
+    except (EmbeddedStartError, MigrationRefused, StorageUnavailable) as error:
+        print(f"cqs migrate: {error}", file=sys.stderr)  # what to do about it: no traceback
+        return 1
+    except KeyboardInterrupt:
+        print(
+            "cqs migrate: interrupted; run it again to finish (copying a row again changes"
+            " nothing)",
+            file=sys.stderr,
+        )
+        return 130
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -297,8 +343,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--previous-redis-urls", required=True,
         help="the comma-separated Redis URLs the servers used before the change",
     )
+    migrate_parser = commands.add_parser(
+        "migrate",
+        help="after stopping every cqs process of an earlier version: copy its keyspace to"
+        " this version's tables (docs/operations.md, Upgrading)",
+    )
+    add_setting_flags(migrate_parser)
+    migrate_parser.add_argument(
+        "--drop-legacy", action="store_true", default=False,
+        help="then drop the earlier version's tables (refused while any of their rows is"
+        " newer than the migration)",
+    )
     args = parser.parse_args(argv)
-    flags = {k: v for k, v in vars(args).items() if k not in ("command", "previous_redis_urls")}
+    not_settings = ("command", "previous_redis_urls", "drop_legacy")
+    flags = {k: v for k, v in vars(args).items() if k not in not_settings}
     try:
         settings = load_settings(flags=flags)
     except ValueError as error:  # a bad value, or the test clock outside tests
@@ -324,6 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     # SIGTERM must unwind through the ExitStack so embedded services stop with us.
     signal.signal(signal.SIGTERM, _interrupt)
+    if args.command == "migrate":
+        return run_migrate(settings, drop_legacy=args.drop_legacy)
     try:
         serve(settings)
     except (EmbeddedStartError, KeyspaceNeedsMigration) as error:

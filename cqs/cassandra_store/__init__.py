@@ -1,7 +1,8 @@
-"""The Cassandra adapters: `CassandraMessageStore` and `CassandraQueueCatalog`.
+"""The Cassandra adapters: `CassandraMessageStore` and `CassandraQueueCatalog` (and
+`CassandraLegacyKeyspace`, `cqs migrate`'s side of the keyspace).
 
-Owns everything that speaks CQL. Imports `cqs.model` and `cqs.errors` only (plus the
-driver); the service reaches it through the ports, and only `cqs.main` imports it.
+Owns everything that speaks CQL. Imports `cqs.model`, `cqs.errors` and `cqs.ports` only
+(plus the driver); the service reaches it through the ports, and only `cqs.main` imports it.
 """
 
 from __future__ import annotations
@@ -10,16 +11,20 @@ from cqs.cassandra_store.catalog import CassandraQueueCatalog
 from cqs.cassandra_store.connection import (
     CassandraConnection,
     KeyspaceNeedsMigration,
+    KeyspaceNotFound,
     connect,
 )
+from cqs.cassandra_store.migration import CassandraLegacyKeyspace
 from cqs.cassandra_store.session import CassandraSession
 from cqs.cassandra_store.store import CassandraMessageStore
 
 __all__ = [
     "CassandraConnection",
+    "CassandraLegacyKeyspace",
     "CassandraMessageStore",
     "CassandraQueueCatalog",
     "CassandraSession",
     "KeyspaceNeedsMigration",
+    "KeyspaceNotFound",
     "connect",
 ]

@@ -46,6 +46,10 @@ class KeyspaceNeedsMigration(RuntimeError):
     and region, not yet copied by `cqs migrate`; serving it would hide every queue."""
 
 
+class KeyspaceNotFound(LookupError):
+    """`connect(..., migrating=True)` found no keyspace of that name (it creates none)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CassandraConnection:
     """Where the keyspace is and how to talk to it; the same for every session of a process.
@@ -101,11 +105,18 @@ def consistency_level(name: str) -> int:
 
 
 async def connect(
-    connection: CassandraConnection, *, observe: BackendObserver | None = None
+    connection: CassandraConnection,
+    *,
+    observe: BackendObserver | None = None,
+    migrating: bool = False,
 ) -> CassandraSession:
     """Connect, create the keyspace and tables if absent, and return the bound session.
 
-    Raises StorageUnavailable when no contact point answers within the request timeout.
+    Raises StorageUnavailable when no contact point answers within the request timeout,
+    and KeyspaceNeedsMigration when the keyspace still holds the tables of an earlier cqs
+    version, not yet copied by `cqs migrate`. `migrating` is for `cqs migrate` alone: the
+    legacy tables are no reason to refuse, and an absent keyspace is not created
+    (KeyspaceNotFound); missing tables of today's schema are created as for a server.
     """
     keyspace = schema.checked_identifier(connection.keyspace)
     if connection.message_tables not in schema.MESSAGE_TABLES:
@@ -152,7 +163,9 @@ async def connect(
         # Whole results, as protocol v1 (which has no paging) always gave them: callers page
         # with LIMIT and token()/clustering bounds themselves.
         driver_session.default_fetch_size = None
-        facts = await _prepare_keyspace(cluster, driver_session, connection)
+        facts = await _prepare_keyspace(
+            cluster, driver_session, connection, migrating=migrating
+        )
         log.info(
             "Cassandra %s, protocol v%d, keyspace %s (%s, %d replica(s)): reads %s, writes %s,"
             " %s message tables",
@@ -178,7 +191,11 @@ async def connect(
 
 
 async def _prepare_keyspace(
-    cluster: Cluster, driver_session: DriverSession, connection: CassandraConnection
+    cluster: Cluster,
+    driver_session: DriverSession,
+    connection: CassandraConnection,
+    *,
+    migrating: bool = False,
 ) -> ServerFacts:
     """Create what is missing of the keyspace; learn the server version and replication."""
     timeout = connection.request_timeout
@@ -201,11 +218,13 @@ async def _prepare_keyspace(
     # Another process may have created the keyspace since this one connected.
     await blocking("read schema", cluster.refresh_schema_metadata)
     if keyspace not in cluster.metadata.keyspaces:
+        if migrating:
+            raise KeyspaceNotFound(f"there is no keyspace {keyspace}")
         ddl = schema.create_keyspace(keyspace, connection.replication)
         await blocking("create keyspace", _create_once, driver_session, ddl, timeout)
         await blocking("read schema", cluster.refresh_schema_metadata)
     existing = set(cluster.metadata.keyspaces[keyspace].tables)
-    if schema.LEGACY_QUEUES_TABLE in existing and not await blocking(
+    if not migrating and schema.LEGACY_QUEUES_TABLE in existing and not await blocking(
         "read settings", _migrated, driver_session, keyspace, existing, timeout
     ):
         raise KeyspaceNeedsMigration(

@@ -24,7 +24,7 @@ from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster, NoHostAvailable
 from cassandra.cluster import Session as DriverSession
 from cassandra.connection import ConnectionException
-from cassandra.query import PreparedStatement
+from cassandra.query import PreparedStatement, SimpleStatement
 
 from cqs.cassandra_store import schema
 from cqs.errors import StorageUnavailable
@@ -226,6 +226,32 @@ class CassandraSession:
                         str(getattr(response, "_current_host", None) or "unknown")
                     )
                 return await answer
+
+    async def write_text(self, cql: str) -> None:
+        """A write whose values are all literals in its text, at the write consistency.
+
+        Not prepared: for statements whose text differs on every call, as CQL 3.0.0 takes
+        `USING TTL` and `USING TIMESTAMP` values as literals only (`cqs migrate`'s copies).
+        """
+        statement = SimpleStatement(cql, consistency_level=self._write_consistency)
+        await self.execute(statement)
+
+    async def table_names(self) -> set[str]:
+        """The tables of the bound keyspace, from schema metadata read now."""
+        await self._run_schema("read schema", self._cluster.refresh_schema_metadata)
+        keyspace = self._cluster.metadata.keyspaces.get(self._session.keyspace)
+        return set(keyspace.tables) if keyspace is not None else set()
+
+    async def change_schema(self, ddl: str) -> None:
+        """One schema change (`DROP TABLE ...`); returns once the cluster agrees on it."""
+        execute = partial(self._session.execute, ddl, timeout=self._request_timeout * 3)
+        await self._run_schema("change schema", execute)
+
+    async def _run_schema(self, action: str, call: Callable[..., T], *args: Any) -> T:
+        """Schema calls wait for the cluster to agree on the schema besides the request."""
+        bound = self._request_timeout * 3 + self._cluster.max_schema_agreement_wait + 1.0
+        with unavailable_on_driver_errors(action):
+            return await asyncio.wait_for(asyncio.to_thread(call, *args), bound)
 
     async def use_keyspace(self, keyspace: str) -> None:
         """Bind the session to `keyspace`: unqualified table names resolve there."""

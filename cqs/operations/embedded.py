@@ -1,7 +1,7 @@
 """Embedded mode: start the Redis and Cassandra the settings leave unconfigured.
 
 Owns the lifetime of the embedded services of one `cqs serve` (started before the server,
-stopped when it exits), the settings that point at them, and the check, before anything
+stopped when it exits; `cqs migrate` starts the Cassandra alone), the settings that point at them, and the check, before anything
 starts, that this machine has what they need (one line saying what is missing and how to
 get it). Imports the settings and the launchers of `cqs.embedded`; never an adapter,
 aiohttp or the service.
@@ -32,11 +32,12 @@ class EmbeddedStartError(RuntimeError):
     """An embedded service cannot start here; the message is one line for the user."""
 
 
-def missing_requirements(settings: Settings) -> str | None:
+def missing_requirements(settings: Settings, *, with_redis: bool = True) -> str | None:
     """What this machine lacks for the embedded services the settings ask for, as one line
-    saying how to get it or which flag to give instead; None when nothing is missing."""
+    saying how to get it or which flag to give instead; None when nothing is missing.
+    `with_redis=False`: the command needs no Redis (`cqs migrate`)."""
     programs: list[tuple[str, str, str]] = []
-    if settings.embedded_redis:
+    if with_redis and settings.embedded_redis:
         programs.append(_REDIS_PROGRAM)
     jar_missing = False
     if settings.embedded_cassandra:
@@ -68,16 +69,17 @@ def missing_requirements(settings: Settings) -> str | None:
 
 
 @contextlib.contextmanager
-def embedded_backends(settings: Settings) -> Iterator[Settings]:
+def embedded_backends(settings: Settings, *, with_redis: bool = True) -> Iterator[Settings]:
     """Start the embedded Redis and/or Cassandra the settings leave unconfigured; yield the
     settings with their addresses filled in. Raises EmbeddedStartError, before starting
-    anything, when this machine lacks what they need, and when one does not come up."""
-    missing = missing_requirements(settings)
+    anything, when this machine lacks what they need, and when one does not come up.
+    `with_redis=False`: Cassandra only, for a command that needs no Redis (`cqs migrate`)."""
+    missing = missing_requirements(settings, with_redis=with_redis)
     if missing is not None:
         raise EmbeddedStartError(missing)
     data_dir = Path(settings.data_dir).resolve()
     with contextlib.ExitStack() as stack:
-        if settings.embedded_redis:
+        if with_redis and settings.embedded_redis:
             redis = EmbeddedRedis(data_dir / "redis")
             try:
                 redis.start()

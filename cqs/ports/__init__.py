@@ -1,4 +1,5 @@
-"""The interfaces the service needs, in queue language: storage, the cache and telemetry.
+"""The interfaces the service needs, in queue language: storage, the cache and telemetry
+(and the durable store's side of `cqs migrate`).
 
 One module per role; this package re-exports them so callers write `from cqs.ports import
 MessageStore`. Imports only `cqs.model`: adapters implement these, the service uses them.
@@ -12,6 +13,7 @@ from cqs.ports.cache import (
     MessageCache,
 )
 from cqs.ports.inspection import QueueInspector
+from cqs.ports.migration import LegacyKeyspace, MigrationCounts, MigrationRecord
 from cqs.ports.storage import MessageStore, QueueCatalog
 from cqs.ports.telemetry import NullTelemetry, Telemetry
 
@@ -20,8 +22,11 @@ __all__ = [
     "CacheInspection",
     "CachedMessages",
     "DueSweeper",
+    "LegacyKeyspace",
     "MessageCache",
     "MessageStore",
+    "MigrationCounts",
+    "MigrationRecord",
     "NullTelemetry",
     "QueueCatalog",
     "QueueInspector",
