@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 
 from cassandra.encoder import Encoder
 
-from cqs.cassandra_store import compatibility, schema
+from cqs.cassandra_store import compatibility, rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.partitions import NO_LIMIT
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
@@ -175,8 +175,9 @@ class CassandraLegacyKeyspace:
                     "region": namespace.region,
                     "name": row.name,
                     "queue_id": row.queue_id,
-                    "attributes": dict(row.attributes or {}),
-                    "tags": dict(row.tags or {}),
+                    # maps in the legacy table, JSON text in today's (rows.QueueRow)
+                    "attributes": rows.catalog_json(row.attributes or {}),
+                    "tags": rows.catalog_json(row.tags or {}),
                     "created_s": row.created_s,
                     "modified_s": row.modified_s,
                 },

@@ -113,8 +113,8 @@ def queue_to_row(queue: Queue) -> QueueRow:
         region=queue.region,
         name=queue.name,
         queue_id=queue.queue_id,
-        attributes=_json_object(queue.attributes),
-        tags=_json_object(queue.tags),
+        attributes=catalog_json(queue.attributes),
+        tags=catalog_json(queue.tags),
         created_s=queue.created_timestamp,
         modified_s=queue.last_modified_timestamp,
     )
@@ -142,7 +142,8 @@ def queue_from_row(
     )
 
 
-def _json_object(values: Mapping[str, str]) -> str:
+def catalog_json(values: Mapping[str, str]) -> str:
+    """Attributes or tags as the catalog stores them: a JSON object, keys sorted."""
     return json.dumps(dict(sorted(values.items())), separators=(",", ":"), ensure_ascii=False)
 
 

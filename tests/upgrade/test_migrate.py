@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -117,8 +118,8 @@ def check_records(contact_point: str, dataset: LegacyDataset) -> None:
         f"SELECT account_id, region, name, queue_id, attributes, tags FROM {schema.QUEUES_TABLE}",
     )
     assert {
-        row.name: (row.account_id, row.region, row.queue_id, dict(row.attributes),
-                   dict(row.tags or {}))
+        row.name: (row.account_id, row.region, row.queue_id, json.loads(row.attributes),
+                   json.loads(row.tags))
         for row in catalog
     } == {
         queue.name: (ACCOUNT_ID, REGION, queue.queue_id, dict(queue.attributes), dict(queue.tags))

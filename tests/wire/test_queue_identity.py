@@ -17,8 +17,8 @@ import pytest
 from botocore.config import Config
 
 from cqs.embedded.redis_server import EmbeddedRedis
-from tests.fixtures.cqs_server import StartServer
 from tests.fixtures.cassandra_node import unique_keyspace
+from tests.fixtures.cqs_server import StartServer
 
 OTHER_ACCOUNT, OTHER_REGION = "111122223333", "eu-west-1"
 MESSAGES = 300
