@@ -23,8 +23,8 @@ from cqs.cassandra_store import (
 )
 from cqs.cassandra_store.schema import COMPACT_TABLES
 from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
-from tests.contract.legacy_keyspace import compact_tables, create_earlier_keyspace
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
+from tests.fixtures.legacy_keyspace import compact_tables, create_earlier_keyspace
 
 
 def new_queue() -> Queue:
