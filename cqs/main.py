@@ -245,6 +245,10 @@ def cassandra_connection(settings: Settings) -> CassandraConnection:
         read_consistency=settings.cassandra_read_consistency or None,
         write_consistency=settings.cassandra_write_consistency or None,
         request_timeout=settings.cassandra_timeout_seconds,
+        heartbeat_interval=settings.cassandra_heartbeat_interval_seconds,
+        heartbeat_timeout=settings.cassandra_heartbeat_timeout_seconds,
+        reconnect_base_delay=settings.cassandra_reconnect_base_seconds,
+        reconnect_max_delay=settings.cassandra_reconnect_max_seconds,
         message_tables=settings.cassandra_message_tables,
     )
 

@@ -39,6 +39,16 @@ class Settings:
     cassandra_read_consistency: str | None = None
     cassandra_write_consistency: str | None = None
     cassandra_timeout_seconds: float = 5.0
+    # Every interval the driver sends a heartbeat on each Cassandra connection that received
+    # nothing since the last round, and marks the node down when one gets no answer within
+    # the timeout: a frozen node (sockets open, nothing answered) drops out 1-2 intervals
+    # plus the timeout after it froze. See docs/operations.md.
+    cassandra_heartbeat_interval_seconds: float = 5.0
+    cassandra_heartbeat_timeout_seconds: float = 5.0
+    # Delay between attempts to reconnect to a node marked down: the base, doubled at each
+    # failed attempt up to the max (the driver's own default max is 600 s).
+    cassandra_reconnect_base_seconds: float = 1.0
+    cassandra_reconnect_max_seconds: float = 10.0
     # Length of the time buckets inside each message shard; fixed per keyspace by the first
     # process that uses it (later processes adopt the stored value).
     cassandra_bucket_seconds: int = 300

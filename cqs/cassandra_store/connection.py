@@ -2,27 +2,35 @@
 
 Owns `CassandraConnection` (one frozen value naming the cluster, the keyspace and how to
 talk to it, built once by the composition root), cluster creation (protocol version,
-consistency levels, request timeout, TCP_NODELAY) and schema creation when absent. Which
-keyspaces and tables exist comes from the driver's cluster metadata, which reads each
-server version's own system tables (cqs never queries `system.schema_*` itself). Imports
-the driver, `cqs.errors` and this package; never the service, Redis, aiohttp or
-`cqs.settings` (the composition root turns Settings into a `CassandraConnection`).
+consistency levels, request timeout, TCP_NODELAY, and how the driver notices a node that
+stopped answering and comes back to it: heartbeat, conviction, reconnection delays) and
+schema creation when absent. Which keyspaces and tables exist comes from the driver's
+cluster metadata, which reads each server version's own system tables (cqs never queries
+`system.schema_*` itself). Imports the driver, `cqs.errors` and this package; never the
+service, Redis, aiohttp or `cqs.settings` (the composition root turns Settings into a
+`CassandraConnection`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import cassandra
-from cassandra import ConsistencyLevel
+from cassandra import ConsistencyLevel, OperationTimedOut
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.cluster import Session as DriverSession
-from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.policies import (
+    ConvictionPolicy,
+    DCAwareRoundRobinPolicy,
+    ExponentialReconnectionPolicy,
+    TokenAwarePolicy,
+)
 
 from cqs.cassandra_store import compatibility, schema
 from cqs.cassandra_store.session import (
@@ -71,6 +79,16 @@ class CassandraConnection:
     read_consistency: str | None = None
     write_consistency: str | None = None
     request_timeout: float = 5.0  # seconds, per request and for connecting
+    # Every `heartbeat_interval` the driver sends a heartbeat on each connection that received
+    # nothing since the last round; no answer within `heartbeat_timeout` marks the node down
+    # (`TimeoutConvictionPolicy`). A frozen node keeps its sockets open, so nothing else
+    # notices it soon: it drops out 1-2 intervals plus the timeout after it froze.
+    heartbeat_interval: float = 5.0
+    heartbeat_timeout: float = 5.0
+    # Between attempts to reconnect to a node marked down: the base, doubled at each failed
+    # attempt up to the max (the driver's default max is 600 s).
+    reconnect_base_delay: float = 1.0
+    reconnect_max_delay: float = 10.0
     message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS
     # One of schema.MESSAGE_TABLES; "auto": compact tables on Cassandra before 2.0 (the
     # embedded 1.2), regular ones on every other server.
@@ -95,6 +113,51 @@ def parse_contact_point(contact_point: str, default_port: int = 9042) -> tuple[s
     if not separator:
         return contact_point, default_port
     return host, int(port)
+
+
+def reconnection_policy(connection: CassandraConnection) -> ExponentialReconnectionPolicy:
+    """The driver's reconnection schedule for a node marked down; refuses delays and
+    heartbeat timings that are not positive numbers of seconds."""
+    timings = {
+        "heartbeat interval": connection.heartbeat_interval,
+        "heartbeat timeout": connection.heartbeat_timeout,
+        "reconnection base delay": connection.reconnect_base_delay,
+        "reconnection max delay": connection.reconnect_max_delay,
+    }
+    for name, seconds in timings.items():
+        if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"Cassandra {name} must be a positive number of seconds: {seconds!r}")
+    if connection.reconnect_max_delay < connection.reconnect_base_delay:
+        raise ValueError(
+            f"Cassandra reconnection max delay ({connection.reconnect_max_delay:g} s) must not"
+            f" be less than its base delay ({connection.reconnect_base_delay:g} s)"
+        )
+    # max_attempts=None: the driver's default of 64 attempts would, with a short max delay,
+    # give up on a node that stays down for more than about ten minutes.
+    return ExponentialReconnectionPolicy(
+        connection.reconnect_base_delay, connection.reconnect_max_delay, max_attempts=None
+    )
+
+
+class TimeoutConvictionPolicy(ConvictionPolicy):  # type: ignore[misc]  # untyped driver
+    """Marks a node down on any failure of a connection to it, a timed-out heartbeat or
+    connection attempt included.
+
+    The driver's own policy lets timeouts pass: a heartbeat that times out closes that one
+    connection and the node stays up, so a frozen node (sockets open, nothing answered)
+    stays in every query plan, and each request sent its way times out or waits for a
+    connection that never opens. A request timeout (OperationTimedOut carrying the
+    per-host errors) is a slow request, not a dead node, and never convicts.
+    """
+
+    def add_failure(self, connection_exc: BaseException | None) -> bool:
+        request_timeout = isinstance(connection_exc, OperationTimedOut) and isinstance(
+            connection_exc.errors, Mapping
+        )
+        return not request_timeout
+
+    def reset(self) -> None:
+        pass
 
 
 def consistency_level(name: str) -> int:
@@ -127,6 +190,7 @@ async def connect(
     for name in (connection.read_consistency, connection.write_consistency):
         if name:
             consistency_level(name)  # a typo fails here, not at the first statement
+    reconnection = reconnection_policy(connection)  # and so do timings that are not positive
     request_timeout = connection.request_timeout
     endpoints = [parse_contact_point(point) for point in connection.contact_points]
     ports = {port for _, port in endpoints}
@@ -153,6 +217,10 @@ async def connect(
         connect_timeout=request_timeout,
         control_connection_timeout=request_timeout,
         max_schema_agreement_wait=schema_agreement_wait,
+        idle_heartbeat_interval=connection.heartbeat_interval,
+        idle_heartbeat_timeout=connection.heartbeat_timeout,
+        reconnection_policy=reconnection,
+        conviction_policy_factory=TimeoutConvictionPolicy,
         **options,
     )
     try:

@@ -137,6 +137,12 @@ class CassandraSession:
         return int(self._cluster.protocol_version)
 
     @property
+    def driver_cluster(self) -> Cluster:
+        """The driver's Cluster, to inspect (its options, its hosts' up/down state); cqs's
+        statements go through this session only."""
+        return self._cluster
+
+    @property
     def consistency(self) -> tuple[str, str]:
         """The (read, write) consistency level names of cqs's statements."""
         names = ConsistencyLevel.value_to_name

@@ -8,7 +8,10 @@ Owns, for the tests in this directory only:
   (ReceiveMessage + DeleteMessageBatch) on every given server, all recording into one
   `DeliveryLedger` (benchmarks/_delivery_ledger.py), which judges the run by message id;
 - `message_ids_on_node`: the message ids one node holds, read at consistency ONE through
-  that node alone (whether it caught up after a restart).
+  that node alone (whether it caught up after a restart);
+- `wait_for_logged` and the patterns `marked_down`, `marked_up`, `reconnect_failed`: when
+  a `cqs serve` process's driver marked a node down, failed to reconnect to it and had it
+  back, read from the lines the driver logs (its own wording, cassandra-driver 3.29+).
 
 The clusters themselves come from tests/fixtures/cassandra_cluster.py.
 """
@@ -16,9 +19,11 @@ The clusters themselves come from tests/fixtures/cassandra_cluster.py.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -37,6 +42,7 @@ from benchmarks._sqs_wire import (
     error_code,
     send_messages,
 )
+from tests.fixtures.cqs_server import CqsProcess
 
 VISIBILITY_SECONDS = 30  # longer than any phase of a test: every repeat would be early
 
@@ -184,3 +190,66 @@ def message_ids_on_node(contact_point: str, keyspace: str, consistency: str = "O
         return {str(row.message_id) for row in rows}
     finally:
         cluster.shutdown()
+
+
+# --- what a server's driver says about a node, from the server's log ---------------------
+
+_LOG_TIME_FORMAT = "%Y-%m-%d %H:%M:%S,%f"  # logging's asctime, as `cqs serve` logs it
+
+
+def marked_down(address: str) -> str:
+    return rf"Host {re.escape(address)}:\d+ has been marked down"
+
+
+def marked_up(address: str) -> str:
+    """Logged once the driver has opened its connection pools to the node again."""
+    return rf"Connection pools established for node {re.escape(address)}:\d+"
+
+
+def reconnect_failed(address: str) -> str:
+    """Group 1: the delay (seconds) until the driver's next attempt."""
+    return (
+        rf"Error attempting to reconnect to {re.escape(address)}:\d+, "
+        r"scheduling retry in ([0-9.]+) seconds"
+    )
+
+
+@dataclass(frozen=True)
+class LoggedLine:
+    at: float  # time.time() when the server logged it
+    match: re.Match[str]
+
+
+def log_mark(server: CqsProcess) -> int:
+    """Where the server's log ends now: pass it to `wait_for_logged` as `since`."""
+    try:
+        return server.log_path.stat().st_size
+    except OSError:
+        return 0
+
+
+def logged(server: CqsProcess, pattern: str, since: int = 0) -> list[LoggedLine]:
+    """The server's log lines matching `pattern` after `since`, in order."""
+    with server.log_path.open("rb") as log:
+        log.seek(since)
+        text = log.read().decode(errors="replace")
+    lines = []
+    for line in text.splitlines():
+        found = re.search(pattern, line)
+        if found is not None:
+            stamp = datetime.strptime(line[:23], _LOG_TIME_FORMAT).timestamp()
+            lines.append(LoggedLine(stamp, found))
+    return lines
+
+
+async def wait_for_logged(
+    server: CqsProcess, pattern: str, since: int, seconds: float, count: int = 1
+) -> list[LoggedLine]:
+    """The first `count` lines matching `pattern` the server logs after `since`; fewer
+    (maybe none) if `seconds` ran out first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        lines = await asyncio.to_thread(logged, server, pattern, since)
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines[:count]
+        await asyncio.sleep(0.2)

@@ -1,16 +1,23 @@
 """Per-version decisions of the Cassandra adapter: release versions, consistency defaults,
-which message tables to create, and the Cassandra settings' defaults and wiring."""
+which message tables to create, the Cassandra settings' defaults and wiring, and which
+connection failures mark a node down."""
 
 from __future__ import annotations
 
 import pytest
+from cassandra import OperationTimedOut
+from cassandra.connection import ConnectionException
 
 from cqs.cassandra_store.compatibility import (
     compact_message_tables,
     default_consistency,
     release_major_minor,
 )
-from cqs.cassandra_store.connection import CassandraConnection, replication_factor
+from cqs.cassandra_store.connection import (
+    CassandraConnection,
+    TimeoutConvictionPolicy,
+    replication_factor,
+)
 from cqs.main import cassandra_connection
 from cqs.settings import Settings, load_settings
 
@@ -114,12 +121,22 @@ def test_cassandra_defaults_negotiate_the_protocol_and_choose_consistency_from_r
     assert connection.message_tables == "auto"
 
 
+def test_cassandra_defaults_heartbeat_every_5_s_and_reconnect_at_most_10_s_apart() -> None:
+    connection = cassandra_connection(Settings())
+    assert (connection.heartbeat_interval, connection.heartbeat_timeout) == (5.0, 5.0)
+    assert (connection.reconnect_base_delay, connection.reconnect_max_delay) == (1.0, 10.0)
+
+
 def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
     settings = load_settings(environ={
         "CQS_CASSANDRA_PROTOCOL_VERSION": "4",
         "CQS_CASSANDRA_READ_CONSISTENCY": "LOCAL_QUORUM",
         "CQS_CASSANDRA_WRITE_CONSISTENCY": "QUORUM",
         "CQS_CASSANDRA_MESSAGE_TABLES": "compact",
+        "CQS_CASSANDRA_HEARTBEAT_INTERVAL_SECONDS": "2",
+        "CQS_CASSANDRA_HEARTBEAT_TIMEOUT_SECONDS": "3.5",
+        "CQS_CASSANDRA_RECONNECT_BASE_SECONDS": "0.5",
+        "CQS_CASSANDRA_RECONNECT_MAX_SECONDS": "30",
     })
     connection = cassandra_connection(settings)
     assert connection.protocol_version == 4
@@ -127,6 +144,19 @@ def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
         "LOCAL_QUORUM", "QUORUM"
     )
     assert connection.message_tables == "compact"
+    assert (connection.heartbeat_interval, connection.heartbeat_timeout) == (2.0, 3.5)
+    assert (connection.reconnect_base_delay, connection.reconnect_max_delay) == (0.5, 30.0)
+
+
+def test_a_timed_out_heartbeat_or_connection_attempt_marks_the_node_down() -> None:
+    policy = TimeoutConvictionPolicy(host=None)
+    # What the driver's heartbeat and connection factory raise (3.29 and later).
+    assert policy.add_failure(OperationTimedOut("Connection heartbeat timeout after 5 seconds"))
+    assert policy.add_failure(OperationTimedOut("Timed out creating connection (5 seconds)"))
+    assert policy.add_failure(ConnectionException("Connection reset by peer"))
+    assert policy.add_failure(None)  # a connection closed under the pool
+    # A request that timed out names its hosts' errors: a slow request, the node stays up.
+    assert not policy.add_failure(OperationTimedOut({"127.0.0.2:9042": "Client request timeout"}))
 
 
 def test_the_drivers_protocol_downgrade_warnings_are_dropped_from_the_log() -> None:
