@@ -42,6 +42,7 @@ from benchmarks._sqs_wire import (
     error_code,
     send_messages,
 )
+from cqs.cassandra_store import schema
 from tests.fixtures.cqs_server import CqsProcess
 
 VISIBILITY_SECONDS = 30  # longer than any phase of a test: every repeat would be early
@@ -186,7 +187,9 @@ def message_ids_on_node(contact_point: str, keyspace: str, consistency: str = "O
     )  # fmt: skip
     try:
         session = cluster.connect()
-        rows = session.execute(f"SELECT message_id FROM {keyspace}.messages LIMIT 1000000")
+        rows = session.execute(
+            f"SELECT message_id FROM {keyspace}.{schema.MESSAGES_TABLE} LIMIT 1000000"
+        )
         return {str(row.message_id) for row in rows}
     finally:
         cluster.shutdown()
