@@ -86,7 +86,11 @@ def test_nothing_acknowledged_is_lost_when_redis_is_killed_under_load(
     )
     errors = ledger.errors()
     assert not [e for e in errors if e.startswith("SendMessage:")], errors
-    assert set(errors) <= {"DeleteMessage:ReceiptHandleIsInvalid"}, errors
+    # A delete whose pooled Redis connection died with the server, answered once Redis is
+    # back (the probe answers), gets a retryable 503 that SDKs retry; never a lost message.
+    assert set(errors) <= {
+        "DeleteMessage:ReceiptHandleIsInvalid", "DeleteMessage:ServiceUnavailable"
+    }, errors
     assert drained, f"lost {len(ledger.lost())} acknowledged messages: {ledger.lost()[:10]}"
     assert not ledger.unexpected()
     assert refilled, "the cache of the queue was not refilled after Redis came back"
