@@ -96,6 +96,32 @@ class Settings:
     admin_user: str = "admin"
     # None: a password generated at the first start, kept in data_dir (admin-password).
     admin_password: str | None = None
+    # Seconds an admin console session lasts after its login.
+    admin_session_seconds: float = 12 * 3600.0
+    # Failed console logins allowed per client address in any 60 s; past it, 429.
+    admin_login_attempts_per_minute: int = 10
+    # "off": any request is served, signed or not (the embedded default; the log says so).
+    # "verify": every SQS request must carry a valid SigV4 signature of a known access key,
+    # whose account it acts in (docs/security.md).
+    auth: str = "off"
+    # TOML file of access keys and admin users (cqs/credentials.py); re-read on SIGHUP.
+    credentials_file: Path | None = None
+    # More access keys: `id:secret:account_id[:name]`, comma separated.
+    access_keys: tuple[str, ...] = ()
+    # PEM certificate chain and private key: serve HTTPS instead of HTTP.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    # For rediss:// URLs: the CA bundle to verify the server with, and a client certificate.
+    redis_tls_ca_file: Path | None = None
+    redis_tls_cert_file: Path | None = None
+    redis_tls_key_file: Path | None = None
+    # Cassandra's PasswordAuthenticator credentials; None: no authentication.
+    cassandra_username: str | None = None
+    cassandra_password: str | None = None
+    # Client-to-node encryption: any of these turns TLS on (the CA verifies the nodes).
+    cassandra_tls_ca_file: Path | None = None
+    cassandra_tls_cert_file: Path | None = None
+    cassandra_tls_key_file: Path | None = None
     # Test only: POST /_cqs/test/clock moves the server's clock forward (cqs/clock.py).
     # Refused unless the environment also holds CQS_ALLOW_TEST_CLOCK=1, which only the test
     # fixtures set, and with more than one worker (each would keep its own clock).
@@ -132,7 +158,7 @@ def _parser_for(setting: dataclasses.Field[Any]) -> Any:
         return int
     if kind == "float":
         return float
-    if kind == "Path":
+    if kind in ("Path", "Path | None"):
         return Path
     return str
 
@@ -177,6 +203,10 @@ def load_settings(
         if value is not None and name in _FIELDS:
             values[name] = _coerce(name, value)
     settings = Settings(**values)
+    if settings.auth not in ("off", "verify"):
+        raise ValueError(f"auth must be 'off' or 'verify', not {settings.auth!r}")
+    if (settings.tls_cert is None) != (settings.tls_key is None):
+        raise ValueError("tls_cert and tls_key go together: give both or neither")
     if settings.test_clock:
         if environ.get(ALLOW_TEST_CLOCK_VARIABLE) != "1":
             raise ValueError(
