@@ -116,6 +116,36 @@ class BatchRequestTooLong(CqsError):
     """The entries of a send batch add up to more than the queue's maximum message size."""
 
 
+# --- who is asking (docs/security.md) ---------------------------------------------------
+
+class AuthenticationError(CqsError):
+    """The request's credentials could not be accepted: base of the signature errors."""
+
+
+class MissingAuthenticationToken(AuthenticationError):
+    """The request carries no credentials at all, and the server verifies signatures."""
+
+
+class IncompleteSignature(AuthenticationError):
+    """The credentials are there but malformed: a missing or unreadable SigV4 part."""
+
+
+class InvalidClientTokenId(AuthenticationError):
+    """The access key id (or its session token) is not one the server knows."""
+
+
+class SignatureDoesNotMatch(AuthenticationError):
+    """The signature is not the one the key's secret gives for this request."""
+
+
+class RequestExpired(AuthenticationError):
+    """The signed date is more than 15 minutes off, or a presigned URL has expired."""
+
+
+class AccessDenied(CqsError):
+    """The caller is known, but no policy lets it do this to that queue (or one denies it)."""
+
+
 # --- the service ------------------------------------------------------------------------
 
 class StorageError(CqsError):

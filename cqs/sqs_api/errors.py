@@ -174,6 +174,34 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         _AWS + "BatchRequestTooLong", "BatchRequestTooLong", 400,
         "The length of all the messages put together is more than the limit.",
     ),
+    # who is asking: the front end's codes, as SQS answers them (403 unless malformed)
+    errors.AuthenticationError: WireError(
+        "IncompleteSignature", _CORAL + "IncompleteSignatureException", 400, True,
+        "The request signature does not conform to AWS standards.",
+    ),
+    errors.MissingAuthenticationToken: WireError(
+        "MissingAuthenticationToken", _CORAL + "MissingAuthenticationTokenException", 403,
+        True, "Request is missing Authentication Token",
+    ),
+    errors.IncompleteSignature: WireError(
+        "IncompleteSignature", _CORAL + "IncompleteSignatureException", 400, True,
+        "The request signature does not conform to AWS standards.",
+    ),
+    errors.InvalidClientTokenId: WireError(
+        "InvalidClientTokenId", _CORAL + "UnrecognizedClientException", 403, True,
+        "The security token included in the request is invalid.",
+    ),
+    errors.SignatureDoesNotMatch: WireError(
+        "SignatureDoesNotMatch", _CORAL + "InvalidSignatureException", 403, True,
+        "The request signature we calculated does not match the signature you provided.",
+    ),
+    errors.RequestExpired: WireError(
+        "RequestExpired", _CORAL + "RequestExpired", 400, True, "Request has expired.",
+    ),
+    errors.AccessDenied: WireError(
+        "AccessDenied", _CORAL + "AccessDeniedException", 403, True,
+        "Access to the resource is denied.",
+    ),
     # the service
     errors.StorageUnavailable: WireError(
         "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
