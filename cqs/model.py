@@ -77,6 +77,27 @@ class QueueNamespace(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request, as access control sees it. With auth off every request is the
+    server's own account (`access_key_id` None); with auth verify, the signing key's."""
+
+    account_id: str
+    region: str
+    access_key_id: str | None = None
+    name: str | None = None  # the key's name in the credentials file, for logs
+    secure_transport: bool = False  # the request came over TLS (aws:SecureTransport)
+
+    @property
+    def principal_arn(self) -> str:
+        """The caller as policies name it: its account's root (cqs has no IAM users)."""
+        return f"arn:aws:iam::{self.account_id}:root"
+
+    @property
+    def namespace(self) -> QueueNamespace:
+        return QueueNamespace(self.account_id, self.region)
+
+
+@dataclass(frozen=True, slots=True)
 class Queue:
     """A queue's durable metadata. `attributes` holds every settable attribute, defaults filled."""
 
