@@ -39,6 +39,7 @@ from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
+from cqs.credentials import CredentialStore, parse_access_keys_variable
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
@@ -73,6 +74,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
     holder: dict[str, QueueService] = {}
     clock = OffsetClock()  # advanced only through the test-only route below
     hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
+    credentials = credential_store(settings)  # noqa: F841  (the API and console take it next)
     app = create_api_app(
         lambda: holder["service"],
         account_id=settings.account_id,
@@ -169,6 +171,14 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
 
     app.cleanup_ctx.append(storage)
     return app
+
+
+def credential_store(settings: Settings) -> CredentialStore:
+    """The access keys (and console admins) of the credentials file and `access_keys`;
+    CredentialsError when either does not parse."""
+    return CredentialStore(
+        settings.credentials_file, parse_access_keys_variable(settings.access_keys)
+    )
 
 
 def admin_console(settings: Settings, hub: ObservabilityHub) -> AdminConsole | None:
