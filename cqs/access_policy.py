@@ -112,8 +112,6 @@ def evaluate(policy: str | None, request: AccessRequest) -> Decision:
 
 # --- the document -----------------------------------------------------------------------
 
-
-
 @lru_cache(maxsize=256)
 def _statements(policy: str) -> tuple[dict[str, object], ...]:
     """The statement objects of a Policy text; () for anything that is not a policy."""
