@@ -3,6 +3,8 @@ each, the mechanisms it coordinates.
 
 - `service`: QueueService and ServiceTuning; composes the others;
 - `queue_directory`: queue metadata cached in this process, ARNs of this service;
+- `access`: whether a caller may do an action to a queue (`QueueService.access`), from
+  the owner rules and the queue's Policy (`cqs.access_policy`);
 - `queues`: create/list/delete/purge queues, attributes, tags, permissions;
 - `messages`: building messages from sends, what a receive returns (pure);
 - `sending` and `fifo`: the store-then-cache order of a send; FIFO admission and numbering;
@@ -21,6 +23,7 @@ driver.
 """
 
 from cqs.model import MessageAttributeValue
+from cqs.service.access import QueueAccess
 from cqs.service.messages import new_message_id
 from cqs.service.queues import COUNT_ATTRIBUTES
 from cqs.service.service import QueueService, ServiceTuning
@@ -28,6 +31,7 @@ from cqs.service.service import QueueService, ServiceTuning
 __all__ = [
     "COUNT_ATTRIBUTES",
     "MessageAttributeValue",
+    "QueueAccess",
     "QueueService",
     "ServiceTuning",
     "new_message_id",

@@ -1,8 +1,9 @@
 """QueueDirectory: this process's copy of queue metadata, and queues from ARNs.
 
 Owns the metadata cache (a queue read from the catalog is served for `ttl_seconds`, then
-served stale up to METADATA_STALE_SECONDS while one background read refreshes it), what a
-create, change or delete does to that copy, queue ARNs, and the "deleted recently" rule of
+served stale up to METADATA_STALE_SECONDS while one background read refreshes it; while the
+catalog cannot be read, a known queue is served from its last copy however old, except
+through `get_recent`), what a create, change or delete does to that copy, queue ARNs, and the "deleted recently" rule of
 CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
 errors, ports and `cqs.arns`; never an adapter, aiohttp or a driver.
 """
@@ -55,6 +56,18 @@ class QueueDirectory:
                 self._refresh_soon(identity)
                 return cached[0]
         return await self._load(identity)
+
+    async def get_recent(self, identity: QueueIdentity) -> Queue:
+        """Like `get`, but never from a copy read more than METADATA_STALE_SECONDS ago: where
+        `get` would fall back on an older copy because the catalog cannot be read, this raises
+        StorageUnavailable (for decisions that must not rest on an old Policy)."""
+        queue = await self.get(identity)
+        cached = self._directory.get(identity)
+        if cached is not None and self._clock() - cached[1] >= METADATA_STALE_SECONDS:
+            raise StorageUnavailable(
+                "The queue's metadata cannot be read to check access; try again."
+            )
+        return queue
 
     async def for_arn(self, arn: str) -> Queue:
         """The queue an SQS queue ARN names; QueueDoesNotExist otherwise."""

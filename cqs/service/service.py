@@ -28,6 +28,7 @@ from cqs.model import (
 )
 from cqs.ports import MessageCache, MessageStore, NullTelemetry, QueueCatalog, Telemetry
 from cqs.receipts import ReceiptSigner
+from cqs.service.access import QueueAccess
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.chores import Chores
 from cqs.service.dead_letters import DeadLetters
@@ -80,6 +81,8 @@ class QueueService:
             ttl_seconds=tuning.metadata_ttl_seconds,
             deleted_recently_seconds=tuning.queue_deleted_recently_seconds, clock=clock,
         )
+        # Who may do what to which queue: the API asks before calling an action method.
+        self.access = QueueAccess(self._directory)
         self._waiters = LongPollWaiters(tuning.long_poll_recheck_seconds)
         self._cache_fill = CacheFiller(
             cache, cache, store, owner=owner, lease_seconds=tuning.cache_fill_lease_seconds,
