@@ -43,7 +43,7 @@ def record(
     request[_LOGGED] = True
     audit_log.info(
         "admin audit: user=%s address=%s action=%s target=%s outcome=%s%s",
-        _quoted(user or ANONYMOUS), request.remote or ANONYMOUS, action,
+        _quoted(user or ANONYMOUS), request.remote or ANONYMOUS, _quoted(action),
         _quoted(target or ANONYMOUS), outcome, f" detail={_quoted(detail)}" if detail else "",
     )
 
