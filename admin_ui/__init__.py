@@ -8,7 +8,15 @@ See docs/admin.md.
 """
 
 from admin_ui.app import mount_admin_console
-from admin_ui.auth import AdminCredentials, stored_password
 from admin_ui.console import PREFIX, AdminConsole
+from admin_ui.users import PASSWORD_FILE_NAME, AdminCredentials, ConsoleUsers, stored_password
 
-__all__ = ["PREFIX", "AdminConsole", "AdminCredentials", "mount_admin_console", "stored_password"]
+__all__ = [
+    "PASSWORD_FILE_NAME",
+    "PREFIX",
+    "AdminConsole",
+    "AdminCredentials",
+    "ConsoleUsers",
+    "mount_admin_console",
+    "stored_password",
+]

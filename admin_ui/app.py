@@ -1,7 +1,7 @@
 """The console's aiohttp sub-app: what it is built from, its middlewares, its lifetime.
 
-Owns building the sub-app (templates and their filters, static files, session, login and
-CSRF middlewares, security headers, error pages, the routes) and mounting it under
+Owns building the sub-app (templates and their filters, static files, session, login,
+audit and CSRF middlewares, security headers, error pages, the routes) and mounting it under
 `PREFIX`, and the background task that samples the history. Imports aiohttp,
 aiohttp-jinja2, aiohttp-session, the console's own modules and the errors; never a
 storage port, Redis, Cassandra or an adapter.
@@ -21,6 +21,7 @@ import jinja2
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from admin_ui.audit import audit_middleware
 from admin_ui.auth import DeferredCookieStorage, csrf_middleware, login_required_middleware
 from admin_ui.console import CONSOLE_KEY, PREFIX, AdminConsole
 from admin_ui.filters import TEMPLATE_FILTERS
@@ -57,10 +58,13 @@ def create_admin_app(console: AdminConsole) -> web.Application:
         undefined=jinja2.StrictUndefined,
         filters=TEMPLATE_FILTERS,
     )
-    aiohttp_session.setup(admin, DeferredCookieStorage(console.session_key, path=PREFIX))
+    aiohttp_session.setup(admin, DeferredCookieStorage(
+        console.session_key, path=PREFIX, max_age_seconds=console.sessions.lifetime_seconds
+    ))
     admin.middlewares.extend([
         security_headers_middleware,
-        login_required_middleware(console.credentials, prefix=PREFIX, public=_is_public),
+        login_required_middleware(console.sessions, prefix=PREFIX, public=_is_public),
+        audit_middleware(skip=frozenset({"login", "logout"})),  # they log who themselves
         csrf_middleware(),
         error_page_middleware,
     ])

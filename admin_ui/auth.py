@@ -1,22 +1,23 @@
-"""Who may use the console: admin credentials, the session cookie and CSRF tokens.
+"""Sessions of the console: the session cookie, what makes a session valid, CSRF tokens.
 
-Owns the generated admin password (kept in the data directory so that it survives
-restarts), the check of a login, the session cookie (aiohttp-session's encrypted cookie,
-keyed from the deployment's shared secret and the credentials, so every API process accepts
-it and a password change logs everybody out), the CSRF token kept in the session and
-checked on every POST, and the middlewares that send anonymous visitors to the login page.
-Imports aiohttp, aiohttp-session and the standard library; never the service or an adapter.
+Owns the session cookie (aiohttp-session's encrypted cookie, keyed from the deployment's
+shared secret so every API process accepts it; `HttpOnly` and `SameSite=Strict` always,
+`Secure` on requests that came over TLS), what a login writes into the session (the user,
+a fingerprint of their credentials, the login time, a CSRF token), the checks every request
+makes (the user still exists with the same password, the session is younger than its
+lifetime), the CSRF check of every POST, and the middleware that sends visitors without a
+valid session to the login page. Imports aiohttp, aiohttp-session, `admin_ui.users` and the
+standard library; never the service or an adapter.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
+import math
 import secrets
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote
 
 from aiohttp import web
@@ -24,92 +25,134 @@ from aiohttp.typedefs import Handler, Middleware
 from aiohttp_session import AbstractStorage, Session, get_session
 from aiohttp_session.cookie_storage import EncryptedCookieStorage
 
-PASSWORD_FILE_NAME = "admin-password"
+from admin_ui.users import AdminCredentials, ConsoleUsers
+
 COOKIE_NAME = "cqs_admin"
-SESSION_MAX_AGE_SECONDS = 12 * 3600
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 USER_KEY = "user"
+FINGERPRINT_KEY = "fingerprint"
+LOGIN_AT_KEY = "login_at"
 CSRF_KEY = "csrf"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Strict: the browser sends the cookie only on requests that start on the console itself.
+# The login's redirect is same-site, so it keeps working; a link to the console from
+# another site opens it logged out (one more login), which is the point.
+SAME_SITE = "Strict"
 
 
-def stored_password(data_dir: Path) -> tuple[str, bool]:
-    """The password kept in `data_dir`, made (readable by its owner only) if there is none;
-    and whether it was made now."""
-    path = Path(data_dir) / PASSWORD_FILE_NAME
-    if path.exists():
-        kept = path.read_text().strip()
-        if kept:
-            return kept, False
-        path.unlink()  # an empty file (a crash while writing it): make a new password
-    path.parent.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(18)
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return path.read_text().strip(), False
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(password + "\n")
-    return password, True
-
-
-@dataclass(frozen=True)
-class AdminCredentials:
-    user: str
-    password: str = ""
-
-    def check(self, user: str, password: str) -> bool:
-        """Both compared in constant time; an empty configured password admits nobody."""
-        user_ok = hmac.compare_digest(user.encode(), self.user.encode())
-        password_ok = hmac.compare_digest(password.encode(), self.password.encode())
-        return bool(self.password) and user_ok and password_ok
-
-    def session_key(self, shared_secret: bytes) -> bytes:
-        """32 bytes for the cookie's encryption: the same in every process of a deployment
-        (they share `shared_secret`), different after a change of user or password."""
-        material = b"cqs admin session\0" + self.user.encode() + b"\0" + self.password.encode()
-        return hmac.new(shared_secret, material, hashlib.sha256).digest()
+def derived_key(shared_secret: bytes, purpose: bytes) -> bytes:
+    """32 bytes for one purpose, the same in every process of a deployment."""
+    return hmac.new(shared_secret, b"cqs admin " + purpose, hashlib.sha256).digest()
 
 
 class DeferredCookieStorage(AbstractStorage):
     """aiohttp-session's encrypted cookie storage, keyed once the shared secret is known
-    (the composition root learns it when storage connects, after the app is built)."""
+    (the composition root learns it when storage connects, after the app is built), whose
+    cookie is marked `Secure` when the request that sets it came over TLS."""
 
-    def __init__(self, key: Callable[[], bytes | None], *, path: str) -> None:
+    def __init__(
+        self, key: Callable[[], bytes | None], *, path: str, max_age_seconds: float
+    ) -> None:
         super().__init__(
             cookie_name=COOKIE_NAME,
-            max_age=SESSION_MAX_AGE_SECONDS,
+            max_age=math.ceil(max_age_seconds),
             path=path,
             httponly=True,
-            samesite="Strict",
+            samesite=SAME_SITE,
         )
         self._key = key
-        self._keyed: tuple[bytes, EncryptedCookieStorage] | None = None
+        # key -> (the storage for plain HTTP, the one for TLS); both read the same cookies
+        self._keyed: tuple[bytes, EncryptedCookieStorage, EncryptedCookieStorage] | None = None
 
-    def _storage(self) -> EncryptedCookieStorage:
+    def _storages(self) -> tuple[EncryptedCookieStorage, EncryptedCookieStorage]:
         key = self._key()
         if key is None:
             raise web.HTTPServiceUnavailable(text="The console is starting.")
         if self._keyed is None or self._keyed[0] != key:
-            storage = EncryptedCookieStorage(
-                key,
-                cookie_name=self.cookie_name,
-                max_age=self.max_age,
-                path=self.cookie_params["path"],
-                httponly=True,
-                samesite="Strict",
+            plain, secure = (
+                EncryptedCookieStorage(
+                    key,
+                    cookie_name=self.cookie_name,
+                    max_age=self.max_age,
+                    path=self.cookie_params["path"],
+                    secure=tls,
+                    httponly=True,
+                    samesite=SAME_SITE,
+                )
+                for tls in (False, True)
             )
-            self._keyed = (key, storage)
-        return self._keyed[1]
+            self._keyed = (key, plain, secure)
+        return self._keyed[1], self._keyed[2]
 
     async def load_session(self, request: web.Request) -> Session:
-        return await self._storage().load_session(request)
+        return await self._storages()[0].load_session(request)
 
     async def save_session(
         self, request: web.Request, response: web.StreamResponse, session: Session
     ) -> None:
-        await self._storage().save_session(request, response, session)
+        plain, secure = self._storages()
+        await (secure if request.secure else plain).save_session(request, response, session)
+
+
+class SessionRules:
+    """What a login writes into a session and what keeps a session valid: its user still
+    exists with the credentials it logged in with, and it is younger than `lifetime_seconds`
+    (checked here on every request, whatever the cookie's own expiry says)."""
+
+    def __init__(
+        self,
+        users: ConsoleUsers,
+        fingerprint_key: Callable[[], bytes | None],
+        *,
+        lifetime_seconds: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if lifetime_seconds <= 0:
+            raise ValueError(
+                f"admin_session_seconds must be more than 0, not {lifetime_seconds}"
+            )
+        self.users = users
+        self.lifetime_seconds = lifetime_seconds
+        self._fingerprint_key = fingerprint_key
+        self._clock = clock
+
+    def start(self, session: Session, user: AdminCredentials) -> None:
+        """After a successful login (in a new session): who, since when, a fresh CSRF token."""
+        session[USER_KEY] = user.user
+        session[FINGERPRINT_KEY] = user.fingerprint(self._key())
+        session[LOGIN_AT_KEY] = self._clock()
+        session[CSRF_KEY] = secrets.token_urlsafe(32)
+
+    def user_of(self, session: Session) -> str | None:
+        """The session's user while the session is valid, else None."""
+        return self.user_name(session) if self.ended(session) is None else None
+
+    def ended(self, session: Session) -> str | None:
+        """Why a logged-in session no longer counts ("expired" or "revoked"), None while
+        it does; None too for a session that never logged in."""
+        user = self.user_name(session)
+        if user is None:
+            return None
+        login_at = session.get(LOGIN_AT_KEY)
+        age = self._clock() - login_at if isinstance(login_at, (int, float)) else math.inf
+        if not 0 <= age < self.lifetime_seconds:
+            return "expired"
+        if not self.users.recognise(user, session.get(FINGERPRINT_KEY), self._key()):
+            return "revoked"
+        return None
+
+    @staticmethod
+    def user_name(session: Session) -> str | None:
+        """The user a session says it belongs to, valid or not (for the audit log)."""
+        user = session.get(USER_KEY)
+        return user if isinstance(user, str) else None
+
+    def _key(self) -> bytes:
+        key = self._fingerprint_key()
+        if key is None:
+            raise web.HTTPServiceUnavailable(text="The console is starting.")
+        return key
 
 
 def csrf_token(session: Session) -> str:
@@ -119,12 +162,6 @@ def csrf_token(session: Session) -> str:
         token = secrets.token_urlsafe(32)
         session[CSRF_KEY] = token
     return token
-
-
-def start_session(session: Session, user: str) -> None:
-    """After a successful login (in a new session): the user and a fresh CSRF token."""
-    session[USER_KEY] = user
-    session[CSRF_KEY] = secrets.token_urlsafe(32)
 
 
 def csrf_middleware() -> Middleware:
@@ -155,25 +192,32 @@ def csrf_middleware() -> Middleware:
 
 
 def login_required_middleware(
-    credentials: AdminCredentials, *, prefix: str, public: Callable[[web.Request], bool]
+    rules: SessionRules, *, prefix: str, public: Callable[[web.Request], bool]
 ) -> Middleware:
-    """Send visitors without a session to the login page (JSON requests get a 401)."""
+    """Send visitors without a valid session to the login page (JSON requests get a 401);
+    a session that expired, or whose user was removed or given a new password, is ended
+    first and the login page says why."""
 
     @web.middleware
     async def require_login(request: web.Request, handler: Handler) -> web.StreamResponse:
         if public(request):
             return await handler(request)
         session = await get_session(request)
-        if session.get(USER_KEY) != credentials.user:
+        ended = rules.ended(session)
+        if ended is not None:
+            session.invalidate()
+        if ended is not None or rules.user_name(session) is None:
             if request.path.startswith(prefix + "/api/"):
                 raise web.HTTPUnauthorized(
                     text='{"error": "log in first"}', content_type="application/json"
                 )
+            query = {"ended": ended} if ended else {}
             if request.method in SAFE_METHODS:
-                target = f"{prefix}/login?next={quote(request.path_qs, safe='')}"
-            else:
-                target = f"{prefix}/login"
-            raise web.HTTPFound(target)
+                query["next"] = request.path_qs
+            raise web.HTTPFound(f"{prefix}/login" + (
+                "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items())
+                if query else ""
+            ))
         return await handler(request)
 
     return require_login

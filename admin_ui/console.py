@@ -2,10 +2,10 @@
 
 Owns `PREFIX` (the one place the console's URL prefix is written), `AdminConsole` (the
 service and the statistics through the observability hub, the read-only `QueueInspector`
-port, the credentials, the per-process history, the shared list of queue names) and the
-app key the pages find it under. Imports aiohttp (for the key), the service, the
-inspector port, the model, the errors and the observability hub; never the pages, the
-app, a storage port or an adapter.
+port, the users and session rules, the login throttle, the per-process history, the shared
+list of queue names) and the app key the pages find it under. Imports aiohttp (for the
+key), the console's auth modules, the service, the inspector port, the model, the errors
+and the observability hub; never the pages, the app, a storage port or an adapter.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import asyncio
 
 from aiohttp import web
 
-from admin_ui.auth import AdminCredentials
+from admin_ui.auth import SessionRules, derived_key
 from admin_ui.history import QueueHistory, Sample
+from admin_ui.login_limits import LoginThrottle
+from admin_ui.users import ConsoleUsers
 from cqs.errors import StorageUnavailable
 from cqs.model import CacheState
 from cqs.observability.hub import ObservabilityHub
@@ -28,28 +30,40 @@ PREFIX = "/admin"
 
 class AdminConsole:
     """Everything the console's pages use. The storage-backed parts (the service and the
-    statistics, through the hub; the inspector and the session secret) arrive with
-    `attach` once storage is connected."""
+    statistics, through the hub; the inspector and the session keys, derived from the
+    deployment's shared secret) arrive with `attach` once storage is connected."""
 
     def __init__(
         self,
         hub: ObservabilityHub,
-        credentials: AdminCredentials,
+        users: ConsoleUsers,
         *,
+        session_seconds: float,
+        login_failures_per_minute: int,
         history: QueueHistory | None = None,
         refresh_seconds: float = 2.0,
     ) -> None:
         self.hub = hub
-        self.credentials = credentials
+        self.users = users
+        self.sessions = SessionRules(
+            users, lambda: self._fingerprint_key, lifetime_seconds=session_seconds
+        )
+        self.login_throttle = LoginThrottle(login_failures_per_minute)
         self.history = history or QueueHistory()
         self.refresh_seconds = refresh_seconds
         self._inspector: QueueInspector | None = None
         self._session_key: bytes | None = None
+        self._fingerprint_key: bytes | None = None
         self._names: tuple[float, list[str]] | None = None
 
     def attach(self, inspector: QueueInspector, shared_secret: bytes) -> None:
         self._inspector = inspector
-        self._session_key = self.credentials.session_key(shared_secret)
+        self.use_shared_secret(shared_secret)
+
+    def use_shared_secret(self, shared_secret: bytes) -> None:
+        """Key the session cookie and the users' fingerprints (login works from here on)."""
+        self._session_key = derived_key(shared_secret, b"session cookie")
+        self._fingerprint_key = derived_key(shared_secret, b"user fingerprint")
 
     def detach(self) -> None:
         self._inspector = None

@@ -23,8 +23,8 @@ from pathlib import Path
 from aiohttp import web
 
 from admin_ui import PREFIX as ADMIN_PREFIX
-from admin_ui import AdminConsole, AdminCredentials, mount_admin_console, stored_password
-from admin_ui.auth import PASSWORD_FILE_NAME
+from admin_ui import AdminConsole, AdminCredentials, ConsoleUsers, mount_admin_console
+from admin_ui.users import PASSWORD_FILE_NAME, stored_password
 from cqs import __version__
 from cqs.cassandra_store import (
     CassandraConnection,
@@ -39,7 +39,7 @@ from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
-from cqs.credentials import CredentialStore, parse_access_keys_variable
+from cqs.credentials import CredentialsError, CredentialStore, parse_access_keys_variable
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
@@ -74,7 +74,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
     holder: dict[str, QueueService] = {}
     clock = OffsetClock()  # advanced only through the test-only route below
     hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
-    credentials = credential_store(settings)  # noqa: F841  (the API and console take it next)
+    credentials = credential_store(settings)
     app = create_api_app(
         lambda: holder["service"],
         account_id=settings.account_id,
@@ -85,7 +85,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
     add_observability_routes(app, hub)
     if settings.test_clock:
         add_test_clock_route(app, clock)
-    console = admin_console(settings, hub)
+    console = admin_console(settings, hub, credentials)
     if console is not None:
         mount_admin_console(app, console)
 
@@ -181,13 +181,32 @@ def credential_store(settings: Settings) -> CredentialStore:
     )
 
 
-def admin_console(settings: Settings, hub: ObservabilityHub) -> AdminConsole | None:
-    """The admin console's parts, unless `admin_enabled` is off. Without `admin_password`
-    the password generated at the first start (kept in the data directory) is used."""
+def admin_console(
+    settings: Settings, hub: ObservabilityHub, credentials: CredentialStore
+) -> AdminConsole | None:
+    """The admin console's parts, unless `admin_enabled` is off. Its users are the
+    credentials file's `[[admins]]` as the store holds them at each login and request (a
+    reload applies at once); while the file has none, the one `admin_user` with
+    `admin_password`, or the password generated at the first start (kept in the data
+    directory, read only when needed)."""
     if not settings.admin_enabled:
         return None
-    password = settings.admin_password or stored_password(Path(settings.data_dir))[0]
-    return AdminConsole(hub, AdminCredentials(settings.admin_user, password))
+    settings_user: list[AdminCredentials] = []
+
+    def current_users() -> list[AdminCredentials]:
+        if credentials.admins:
+            return [AdminCredentials(a.user, a.password) for a in credentials.admins.values()]
+        if not settings_user:
+            password = settings.admin_password or stored_password(Path(settings.data_dir))[0]
+            settings_user.append(AdminCredentials(settings.admin_user, password))
+        return settings_user
+
+    return AdminConsole(
+        hub,
+        ConsoleUsers(current_users),
+        session_seconds=settings.admin_session_seconds,
+        login_failures_per_minute=settings.admin_login_attempts_per_minute,
+    )
 
 
 def admin_console_hint(settings: Settings) -> str | None:
@@ -195,6 +214,12 @@ def admin_console_hint(settings: Settings) -> str | None:
     if not settings.admin_enabled:
         return None
     url = f"http://{settings.host}:{settings.port}{ADMIN_PREFIX}/"
+    try:
+        file_admins = len(credential_store(settings).admins)
+    except CredentialsError:
+        return f"cqs admin console: {url}"  # the server refuses the file when it builds the app
+    if file_admins:
+        return f"cqs admin console: {url} ({file_admins} users of {settings.credentials_file})"
     if settings.admin_password:
         return f"cqs admin console: {url} (user {settings.admin_user})"
     password, created = stored_password(Path(settings.data_dir))

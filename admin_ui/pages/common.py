@@ -16,8 +16,8 @@ import aiohttp_jinja2
 from aiohttp import web
 from aiohttp_session import get_session
 
-from admin_ui import forms
-from admin_ui.auth import USER_KEY, csrf_token
+from admin_ui import audit, forms
+from admin_ui.auth import csrf_token
 from admin_ui.console import PREFIX, AdminConsole, console_of
 from cqs.errors import CqsError, QueueDoesNotExist, StorageError
 from cqs.service import QueueService
@@ -34,7 +34,7 @@ async def render(
     page = {
         "prefix": PREFIX,
         "csrf_token": csrf_token(session),
-        "user": session.get(USER_KEY),
+        "user": console_of(request).sessions.user_of(session),
         "flashes": flashes,
         "refresh_seconds": console_of(request).refresh_seconds,
         "nav": "",
@@ -89,6 +89,7 @@ async def act(
     except QueueDoesNotExist:
         raise
     except (CqsError, forms.FormError) as error:
+        audit.refused(request, type(error).__name__)
         await flash(request, "error", described(error))
     else:
         await flash(request, "ok", done)

@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import forms, presenters
+from admin_ui import audit, forms, presenters
 from admin_ui.console import console_of
 from admin_ui.pages.common import (
     described,
@@ -68,6 +68,7 @@ async def send_message(request: web.Request) -> web.Response:
     except QueueDoesNotExist:
         raise
     except (forms.FormError, CqsError) as error:
+        audit.refused(request, type(error).__name__)
         typed: dict[str, Any] = {key: forms.text(form, key) for key in form}
         typed["rows"] = list(zip(
             [str(v) for v in form.getall("attr_name", [])],
@@ -76,6 +77,7 @@ async def send_message(request: web.Request) -> web.Response:
             strict=False,
         ))
         return await _send_page(request, typed, described(error), 400)
+    audit.detail(request, "message " + sent.message_id)  # its id, never its body
     await flash(
         request, "ok", f"Message {sent.message_id} sent.",
         f"{queue_url(name)}/messages/{sent.message_id}",

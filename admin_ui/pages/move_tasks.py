@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from admin_ui import forms
+from admin_ui import audit, forms
 from admin_ui.console import console_of
 from admin_ui.pages.common import act, queue_name_of
 
@@ -19,6 +19,8 @@ async def start_move_task(request: web.Request) -> web.Response:
     form = await request.post()
     destination = forms.text(form, "destination").strip()
     rate_text = forms.text(form, "rate").strip()
+    audit.detail(request, f"to {destination or 'the source queues'}"
+                 + (f" at {rate_text}/s" if rate_text else ""))
 
     async def start() -> None:
         if rate_text and not rate_text.isdigit():
@@ -35,6 +37,7 @@ async def start_move_task(request: web.Request) -> web.Response:
 async def cancel_move_task(request: web.Request) -> web.Response:
     console = console_of(request)
     handle = forms.text(await request.post(), "handle")
+    audit.detail(request, "task " + handle)
 
     async def cancel() -> None:
         await console.service.cancel_message_move_task(handle)

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import forms, presenters
+from admin_ui import audit, forms, presenters
 from admin_ui.console import PREFIX, AdminConsole, console_of
 from admin_ui.pages.common import (
     act,
@@ -115,6 +115,7 @@ async def set_attributes(request: web.Request) -> web.Response:
     form = await request.post()
     queue = await console.service.describe_queue(console.service.home.queue(name))
     changed = forms.changed_attributes(form, queue.attributes, queue.fifo)
+    audit.detail(request, ",".join(sorted(changed)) or "nothing changed")
     if not changed:
         await flash(request, "ok", "Nothing changed.")
         raise web.HTTPSeeOther(queue_url(name) + "#attributes")
@@ -123,6 +124,7 @@ async def set_attributes(request: web.Request) -> web.Response:
     except QueueDoesNotExist:
         raise
     except CqsError as error:
+        audit.refused(request, type(error).__name__)
         typed = {key: forms.text(form, key) for key in form}
         return await _queue_page(
             request, name, attribute_error=described(error), typed=typed, status=400
@@ -140,9 +142,12 @@ async def tag_queue(request: web.Request) -> web.Response:
     try:
         tags = forms.parse_tags(forms.text(form, "tags"))
     except forms.FormError as error:
+        audit.refused(request, "FormError")
         await flash(request, "error", str(error))
         raise web.HTTPSeeOther(queue_url(name) + "#tags") from None
+    audit.detail(request, "tags " + ",".join(sorted(tags)))
     if not tags:
+        audit.refused(request, "no tags typed")
         await flash(request, "error", "Type at least one tag as key=value.")
         raise web.HTTPSeeOther(queue_url(name) + "#tags")
     return await act(
@@ -154,6 +159,7 @@ async def tag_queue(request: web.Request) -> web.Response:
 async def untag_queue(request: web.Request) -> web.Response:
     console = console_of(request)
     key = forms.text(await request.post(), "key")
+    audit.detail(request, "tag " + key)
     return await act(
         request, console.service.untag_queue(
             console.service.home.queue(queue_name_of(request)), [key]
@@ -183,6 +189,7 @@ async def delete_queue(request: web.Request) -> web.Response:
     name = queue_name_of(request)
     typed = forms.text(await request.post(), "confirm_name").strip()
     if typed != name:
+        audit.refused(request, "the typed name did not match")
         return await render(request, "delete.html", {
             "nav": "queues", "name": name,
             "error": "Type the queue's name exactly to delete it.",

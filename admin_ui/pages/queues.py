@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import forms, presenters
+from admin_ui import audit, forms, presenters
 from admin_ui.console import AdminConsole, console_of
 from admin_ui.pages.common import (
     dead_letter_links,
@@ -118,6 +118,7 @@ async def create_queue(request: web.Request) -> web.Response:
     form = await request.post()
     typed = {key: forms.text(form, key) for key in form}
     name = forms.text(form, "QueueName").strip()
+    audit.target(request, name)
     try:
         dead_letter_queue = forms.text(form, "DeadLetterQueue").strip()
         service = console.service
@@ -128,6 +129,7 @@ async def create_queue(request: web.Request) -> web.Response:
         tags = forms.parse_tags(forms.text(form, "Tags"))
         await service.create_queue(service.home.queue(name), attributes, tags)
     except (forms.FormError, CqsError) as error:
+        audit.refused(request, type(error).__name__)
         return await _new_queue_page(request, typed, described(error), 400)
     console.forget_names()
     await flash(request, "ok", f"Queue {name} created.")

@@ -11,16 +11,20 @@ history buffer directly).
 
 from __future__ import annotations
 
+import functools
+import http.client
 import http.cookiejar
 import json
 import os
 import re
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +194,11 @@ class HttpAnswer:
     status: int
     location: str | None
     body: str
+    headers: Message = field(default_factory=Message)
+
+    @property
+    def set_cookies(self) -> list[str]:
+        return self.headers.get_all("Set-Cookie") or []
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -197,25 +206,47 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-class HttpSession:
-    """urllib with a cookie jar and no redirects followed."""
+class _FromAddress(urllib.request.HTTPHandler):
+    """Plain HTTP from a given local address (any of 127.0.0.0/8 reaches 127.0.0.1): the
+    server sees another client address."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def http_open(self, req: Any) -> Any:
+        connection = functools.partial(http.client.HTTPConnection, source_address=(self.source, 0))
+        return self.do_open(connection, req)
+
+
+class HttpSession:
+    """urllib with a cookie jar and no redirects followed; optionally from another local
+    address, or over TLS trusting `tls`."""
+
+    def __init__(
+        self, base: str, *, source: str | None = None, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.base = base
         self.jar = http.cookiejar.CookieJar()
-        self._opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirects()
-        )
+        handlers: list[Any] = [urllib.request.HTTPCookieProcessor(self.jar), _NoRedirects()]
+        if source is not None:
+            handlers.append(_FromAddress(source))
+        if tls is not None:
+            handlers.append(urllib.request.HTTPSHandler(context=tls))
+        self._opener = urllib.request.build_opener(*handlers)
 
     def request(self, path: str, form: dict[str, str] | None = None) -> HttpAnswer:
         data = urllib.parse.urlencode(form).encode() if form is not None else None
         try:
             with self._opener.open(self.base + path, data=data, timeout=30) as response:
                 return HttpAnswer(
-                    response.status, response.headers.get("Location"), response.read().decode()
+                    response.status, response.headers.get("Location"), response.read().decode(),
+                    response.headers,
                 )
         except urllib.error.HTTPError as error:
-            return HttpAnswer(error.code, error.headers.get("Location"), error.read().decode())
+            return HttpAnswer(
+                error.code, error.headers.get("Location"), error.read().decode(), error.headers
+            )
 
     def csrf_token(self, path: str) -> str:
         page = self.request(path)
@@ -223,12 +254,19 @@ class HttpSession:
         assert found, f"no CSRF token on {path}: {page.status} {page.body[:300]}"
         return found.group(1)
 
-    def log_in(self, password: str = ADMIN_PASSWORD) -> HttpAnswer:
+    def log_in(self, password: str = ADMIN_PASSWORD, user: str = "admin") -> HttpAnswer:
         token = self.csrf_token("/admin/login")
         return self.request(
             "/admin/login",
-            {"csrf_token": token, "user": "admin", "password": password, "next": "/admin/"},
+            {"csrf_token": token, "user": user, "password": password, "next": "/admin/"},
         )
+
+    def post(self, path: str, form: dict[str, str] | None = None) -> HttpAnswer:
+        """A console form's POST, with the session's CSRF token (read from a form's page)."""
+        return self.request(path, {"csrf_token": self.session_csrf_token(), **(form or {})})
+
+    def session_csrf_token(self) -> str:
+        return self.csrf_token("/admin/new-queue")
 
 
 # --- a few queues that look like a real deployment's, for the screenshots ------------------
