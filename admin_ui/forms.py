@@ -53,7 +53,7 @@ EDITABLE_ATTRIBUTES: tuple[AttributeField, ...] = (
         '{"redrivePermission": "allowAll" | "denyAll" | "byQueue", "sourceQueueArns": [...]}',
         kind="json",
     ),
-    AttributeField("Policy", "Access policy (JSON)", "stored, not enforced", kind="json"),
+    AttributeField("Policy", "Access policy (JSON)", "enforced: see docs/security.md", kind="json"),
     AttributeField(
         "KmsMasterKeyId", "KMS key id", "stored, no encryption is performed", kind="text"
     ),
