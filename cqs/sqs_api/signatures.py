@@ -6,7 +6,8 @@ scope, clock skew, presigned expiry, session token, the `x-amz-content-sha256` p
 and the comparison with the signature the key's secret gives. The canonical request, the
 string to sign and the signature are botocore's own (`SigV4Auth`, `SigV4QueryAuth`), fed a
 request rebuilt exactly as received: the raw path and query, and only the headers the client
-listed in SignedHeaders. Refusals are `cqs.errors` AuthenticationError subclasses whose
+listed in SignedHeaders; the query is decoded and botocore encodes it again, as AWS does, so a
+client that wrote a space as `+` is understood. Refusals are `cqs.errors` AuthenticationError subclasses whose
 messages never hold a secret or a signature.
 
 Pure: imports botocore, `cqs.credentials` and `cqs.errors`; never aiohttp or the service.
@@ -111,10 +112,10 @@ def verify(request: ReceivedRequest, lookup: KeyLookup, now: float | None = None
         )
     if authorization:
         claims = _from_header(request, authorization)
-        canonical_query = query
+        signed_params = params
     elif presigned:
-        claims = _from_query(params)
-        canonical_query = _without_signature(query)
+        claims = _from_query(params)  # its signature covers every parameter but itself
+        signed_params = [(name, value) for name, value in params if name != "X-Amz-Signature"]
     else:
         raise MissingAuthenticationToken("Request is missing Authentication Token")
     _check_scope(claims)
@@ -129,7 +130,7 @@ def verify(request: ReceivedRequest, lookup: KeyLookup, now: float | None = None
         raise SignatureDoesNotMatch("The signature must be 64 lowercase hexadecimal digits.")
     payload_hash = _declared_payload_hash(request)
     expected = _expected_signature(
-        request, path, canonical_query, claims, key, payload_hash, presigned
+        request, path, signed_params, claims, key, payload_hash, presigned
     )
     if not hmac.compare_digest(expected, claims.signature):
         raise SignatureDoesNotMatch(
@@ -233,13 +234,6 @@ def _claims(
     )
 
 
-def _without_signature(query: str) -> str:
-    """The raw query minus X-Amz-Signature: what a presigned URL's signature covers."""
-    return "&".join(
-        pair for pair in query.split("&") if pair.partition("=")[0] != "X-Amz-Signature"
-    )
-
-
 # --- the checks around the signature -------------------------------------------------------
 
 def _check_scope(claims: _Credentials) -> None:
@@ -333,17 +327,19 @@ class _QuerySigner(_AsReceived, SigV4QueryAuth):  # type: ignore[misc]
 
 
 def _expected_signature(
-    received: ReceivedRequest, path: str, query: str, claims: _Credentials, key: AccessKey,
+    received: ReceivedRequest, path: str, params: list[tuple[str, str]], claims: _Credentials,
+    key: AccessKey,
     payload_hash: str | None, presigned: bool,
 ) -> str:
     listed = frozenset(claims.signed_headers)
     headers = [(name, value) for name, value in received.headers if name.lower() in listed]
-    if payload_hash is not None:  # botocore then takes it as the payload's hash
+    if payload_hash is not None and _CONTENT_SHA256 not in listed:  # botocore then takes it
+        # as the payload's hash, signed or not, as it does when it signs
         headers.append((_CONTENT_SHA256, payload_hash))
     scheme = "https" if received.secure else "http"
+    # The raw path: botocore encodes it once more, as SigV4 wants for every service but S3.
     request = AWSRequest(
-        method=received.method, url=f"{scheme}://cqs{path}?{query}" if query else
-        f"{scheme}://cqs{path}", headers=HTTPHeaders(), data=received.body,
+        method=received.method, url=f"{scheme}://cqs{path}", data=received.body, params=params
     )
     for name, value in headers:
         request.headers[name] = value
