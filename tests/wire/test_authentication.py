@@ -4,15 +4,14 @@ and raw HTTP, against a real server.
 
 The server under test has a credentials file with keys of two accounts. The scenario that
 works with good credentials (create, send, receive, delete) runs against it and against the
-shared auth-off server alike; the refusals run against the verify server only. The SIGHUP
-and start-refusal tests start servers of their own.
+shared auth-off server alike; the refusals run against the verify server only. SIGHUP and
+the refusals to start are in test_credentials_reload.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -28,10 +27,18 @@ from typing import Any
 import boto3
 import botocore.auth
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from tests.fixtures.cqs_server import CqsProcess, StartServer
+from tests.wire.auth_keys import (
+    BILLING,
+    ORDERS,
+    STRANGER,
+    Key,
+    client,
+    start_verify_server,
+    works,
+)
 from tests.wire.conftest import (
     REGION,
     QueryReply,
@@ -43,38 +50,6 @@ from tests.wire.conftest import (
 AWS_CLI = Path(sys.executable).with_name("aws")
 
 
-@dataclass(frozen=True)
-class Key:
-    key_id: str
-    secret: str
-    account_id: str
-
-
-ORDERS = Key("AKIDORDERS", "orders-secret-do-not-log", "111111111111")
-BILLING = Key("AKIDBILLING", "billing-secret-do-not-log", "222222222222")
-LATE = Key("AKIDLATE", "late-secret-do-not-log", "333333333333")  # added by a SIGHUP test
-STRANGER = Key("AKIDSTRANGER", "whatever", "999999999999")  # in no credentials file
-
-
-def credentials_toml(*keys: Key) -> str:
-    return "".join(
-        f'[[access_keys]]\nid = "{k.key_id}"\nsecret = "{k.secret}"\n'
-        f'account_id = "{k.account_id}"\n\n'
-        for k in keys
-    )
-
-
-def start_verify_server(
-    start: StartServer, redis_url: str, directory: Path, *keys: Key
-) -> tuple[CqsProcess, Path]:
-    path = directory / "credentials.toml"
-    path.write_text(credentials_toml(*keys))
-    server = start(
-        [redis_url], extra_args=["--auth", "verify", "--credentials-file", str(path)]
-    )
-    return server, path
-
-
 @pytest.fixture(scope="module")
 def verify_server(
     redis_server: Any, start_cqs_server: StartServer, tmp_path_factory: pytest.TempPathFactory
@@ -83,19 +58,6 @@ def verify_server(
         start_cqs_server, redis_server.url, tmp_path_factory.mktemp("auth"), ORDERS, BILLING
     )
     return server
-
-
-def client(
-    sessions: dict[str, boto3.session.Session], protocol: str, endpoint: str, key: Key,
-    secret: str | None = None,
-) -> Any:
-    sqs = sessions[protocol].client(
-        "sqs", endpoint_url=endpoint, region_name=REGION,
-        aws_access_key_id=key.key_id, aws_secret_access_key=secret or key.secret,
-        config=Config(retries={"total_max_attempts": 1}),
-    )
-    assert sqs.meta.service_model.protocol == protocol
-    return sqs
 
 
 def refusal(call: Callable[[], object]) -> tuple[int, str, str]:
@@ -365,82 +327,6 @@ def test_two_accounts_each_see_and_touch_only_their_own_queues(
 
 
 # --- SIGHUP and the start ---------------------------------------------------------------------
-
-def works(sqs: Any) -> bool:
-    try:
-        sqs.list_queues()
-    except ClientError:
-        return False
-    return True
-
-
-def eventually(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
-
-
-def test_sighup_rereads_the_credentials_file_and_a_broken_one_keeps_the_old_keys(
-    redis_server: Any, start_cqs_server: StartServer, tmp_path: Path,
-    boto3_sessions: dict[str, boto3.session.Session],
-) -> None:
-    server, path = start_verify_server(start_cqs_server, redis_server.url, tmp_path, ORDERS)
-    orders = client(boto3_sessions, "json", server.url, ORDERS)
-    late = client(boto3_sessions, "json", server.url, LATE)
-    assert works(orders) and not works(late)
-
-    path.write_text(credentials_toml(ORDERS, LATE))
-    os.kill(server.pid, signal.SIGHUP)
-    assert eventually(lambda: works(late))
-
-    path.write_text(credentials_toml(ORDERS, LATE) + '[[access_keys]]\nid = "AKIDBROKEN"\n')
-    os.kill(server.pid, signal.SIGHUP)
-    assert eventually(lambda: "credentials not reloaded" in server.log_tail())
-
-    assert works(orders) and works(late)
-    assert server.process is not None and server.process.poll() is None
-    log = server.log_tail(200_000)
-    assert "auth is verify" in log and "1 access key(s)" in log
-    assert "credentials reloaded: 2 access key(s)" in log
-    for secret in (ORDERS.secret, LATE.secret):
-        assert secret not in log
-
-
-def serve_refusal(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cqs", "serve", "--data-dir", str(tmp_path / "data"), *args],
-        env=environment, capture_output=True, text=True, timeout=60,
-    )
-
-
-def test_auth_verify_without_any_key_refuses_to_start_with_one_line(tmp_path: Path) -> None:
-    done = serve_refusal(tmp_path, "--auth", "verify")
-
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "cqs serve: auth is verify but no access key is configured: give credentials_file"
-        " ([[access_keys]]) or access_keys"
-    ]
-
-
-def test_a_broken_credentials_file_refuses_the_start_naming_the_entry_not_the_secret(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "credentials.toml"
-    path.write_text(credentials_toml(ORDERS) + f'[[access_keys]]\nid = "AKIDX"\n'
-                    f'secret = "{BILLING.secret}"\naccount_id = "12"\n')
-
-    done = serve_refusal(tmp_path, "--auth", "verify", "--credentials-file", str(path))
-
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "access_keys entry 2 (AKIDX)" in lines[0], done.stderr
-    assert BILLING.secret not in done.stderr and "Traceback" not in done.stderr
-
 
 def test_no_secret_appears_in_the_verify_servers_log(
     verify_server: CqsProcess, boto3_sessions: dict[str, boto3.session.Session]
