@@ -202,6 +202,16 @@ def test_a_presigned_post_of_a_query_action_is_accepted() -> None:
     assert check(ready).region == "us-east-1"
 
 
+def test_a_request_dated_by_its_date_header_instead_of_x_amz_date_is_accepted() -> None:
+    request = sign(json_request(Date="Mon, 01 Jan 2024 00:00:00 GMT"))  # botocore redates it
+    ready = received(request)
+
+    assert "x-amz-date" not in headers_of(ready)
+    assert check(ready).key == ORDERS
+    assert isinstance(refusal(replace_header(ready, "date", "Mon, 01 Jan 2024 00:00:00 GMT")),
+                      SignatureDoesNotMatch)  # a date years ago: expired
+
+
 def test_the_same_request_signed_by_two_keys_is_each_keys_own() -> None:
     assert check(received(sign(json_request(), ORDERS))).key.account_id == "111111111111"
     assert check(received(sign(json_request(), BILLING))).key.account_id == "222222222222"
