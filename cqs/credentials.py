@@ -8,6 +8,8 @@ The file (its path is the `credentials_file` setting):
     secret = "..."                   # the secret access key
     account_id = "111111111111"      # 12 digits: the account the key acts in
     name = "orders-service"          # optional: shown in logs instead of the key id
+    session_token = "..."            # optional: requests must then carry exactly this
+                                     # X-Amz-Security-Token (cqs has no STS to issue one)
 
     [[admins]]                       # who may log in to the admin console
     user = "ops"
@@ -43,6 +45,7 @@ class AccessKey:
     secret: str = field(repr=False)
     account_id: str
     name: str | None = None
+    session_token: str | None = field(default=None, repr=False)
 
     @property
     def principal_arn(self) -> str:
@@ -90,7 +93,8 @@ def parse_access_keys_variable(entries: Iterable[str]) -> list[AccessKey]:
 
 
 def _access_key(
-    key_id: object, secret: object, account_id: object, name: object, where: str
+    key_id: object, secret: object, account_id: object, name: object, where: str,
+    session_token: object = None,
 ) -> AccessKey:
     if not isinstance(key_id, str) or not _ACCESS_KEY_ID.fullmatch(key_id):
         raise CredentialsError(f"{where}: id must be 1-128 letters, digits, '_', '.' or '-'")
@@ -100,7 +104,9 @@ def _access_key(
         raise CredentialsError(f"{where} ({key_id}): account_id must be 12 digits, as a string")
     if name is not None and (not isinstance(name, str) or not name):
         raise CredentialsError(f"{where} ({key_id}): name must be a non-empty string")
-    return AccessKey(key_id, secret, account_id, name)
+    if session_token is not None and (not isinstance(session_token, str) or not session_token):
+        raise CredentialsError(f"{where} ({key_id}): session_token must be a non-empty string")
+    return AccessKey(key_id, secret, account_id, name, session_token)
 
 
 def read_credentials_file(path: Path) -> tuple[list[AccessKey], list[AdminUser]]:
@@ -120,10 +126,11 @@ def read_credentials_file(path: Path) -> tuple[list[AccessKey], list[AdminUser]]
         )
     keys = []
     for number, entry in enumerate(_tables(document, "access_keys", path), 1):
-        _no_unknown_fields(entry, {"id", "secret", "account_id", "name"}, path, "access_keys",
-                           number)
+        _no_unknown_fields(entry, {"id", "secret", "account_id", "name", "session_token"}, path,
+                           "access_keys", number)
         keys.append(_access_key(entry.get("id"), entry.get("secret"), entry.get("account_id"),
-                                entry.get("name"), f"{path}: access_keys entry {number}"))
+                                entry.get("name"), f"{path}: access_keys entry {number}",
+                                entry.get("session_token")))
     admins = []
     for number, entry in enumerate(_tables(document, "admins", path), 1):
         _no_unknown_fields(entry, {"user", "password"}, path, "admins", number)

@@ -39,7 +39,7 @@ from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
-from cqs.credentials import CredentialsError, CredentialStore, parse_access_keys_variable
+from cqs.credentials import CredentialsError, CredentialStore
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
@@ -50,6 +50,11 @@ from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.routes import add_observability_routes
 from cqs.observability.stats import QueueStatistics
+from cqs.operations.authentication import (
+    announced_credentials,
+    credential_store,
+    credentials_reloaded_on_hangup,
+)
 from cqs.operations.embedded import EmbeddedStartError, embedded_backends
 from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
@@ -74,14 +79,16 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
     holder: dict[str, QueueService] = {}
     clock = OffsetClock()  # advanced only through the test-only route below
     hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
-    credentials = credential_store(settings)
+    credentials = announced_credentials(settings)
     app = create_api_app(
         lambda: holder["service"],
         account_id=settings.account_id,
         base_url=settings.base_url,
         region=settings.region,
         telemetry=hub.telemetry,
+        access_keys=credentials.access_key if settings.auth == "verify" else None,
     )
+    app.cleanup_ctx.append(credentials_reloaded_on_hangup(credentials))
     add_observability_routes(app, hub)
     if settings.test_clock:
         add_test_clock_route(app, clock)
@@ -171,14 +178,6 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
 
     app.cleanup_ctx.append(storage)
     return app
-
-
-def credential_store(settings: Settings) -> CredentialStore:
-    """The access keys (and console admins) of the credentials file and `access_keys`;
-    CredentialsError when either does not parse."""
-    return CredentialStore(
-        settings.credentials_file, parse_access_keys_variable(settings.access_keys)
-    )
 
 
 def admin_console(
@@ -421,10 +420,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     # SIGTERM must unwind through the ExitStack so embedded services stop with us.
     signal.signal(signal.SIGTERM, _interrupt)
+    # SIGHUP re-reads the credentials once the app runs; before that it must not end us.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if args.command == "migrate":
         return run_migrate(settings, drop_legacy=args.drop_legacy)
     try:
+        credential_store(settings)  # refused at once, before any embedded service starts
         serve(settings)
+    except CredentialsError as error:
+        print(f"cqs serve: {error}", file=sys.stderr)  # names the entry, never a secret
+        return 2
     except (EmbeddedStartError, KeyspaceNeedsMigration) as error:
         print(f"cqs serve: {error}", file=sys.stderr)  # what to do about it: no traceback
         return 1

@@ -1,9 +1,9 @@
 """The supervisor of `cqs serve --workers N`: N API processes on one port, kept running.
 
 Owns starting the worker processes (`python -m cqs serve` with the resolved settings in
-their environment, SO_REUSEPORT on), restarting any that dies, stopping them all on
-SIGTERM / SIGINT, and the shared metrics directory that lets a scrape through any worker
-show them all. Imports the settings and the metrics exposition; never an adapter, aiohttp
+their environment, SO_REUSEPORT on), restarting any that dies, passing SIGHUP on to them
+(each re-reads the credentials file), stopping them all on SIGTERM / SIGINT, and the
+shared metrics directory that lets a scrape through any worker show them all. Imports the settings and the metrics exposition; never an adapter, aiohttp
 or the service.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -46,6 +47,13 @@ def supervise(settings: Settings) -> None:
         return subprocess.Popen(command, env=environment)
 
     workers = [start_worker() for _ in range(settings.workers)]
+
+    def pass_hangup_on(signum: int, frame: object) -> None:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGHUP)
+
+    previous_hangup = signal.signal(signal.SIGHUP, pass_hangup_on)
     log.info("supervising %d workers on port %d", settings.workers, settings.port)
     try:
         while True:
@@ -60,6 +68,7 @@ def supervise(settings: Settings) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGHUP, previous_hangup)
         for worker in workers:
             if worker.poll() is None:
                 worker.terminate()

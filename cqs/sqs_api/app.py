@@ -6,7 +6,9 @@ read, such as one that is not the gzip its Content-Encoding claims, is a malform
 sniffing the protocol, dispatching through `handlers.HANDLERS`, rendering the result or the
 error in the request's protocol, and an `x-amzn-RequestId` on every answer. Any exception
 the error table does not map is logged with its traceback and answered as a 500
-InternalError.
+InternalError. With a key lookup (auth verify) every request's SigV4 signature is checked
+(`signatures.py`) right after its body is read, before anything else, and the signing key's
+account is the caller's; without one (auth off) every caller is the server's own account.
 
 Imports aiohttp, the service (for its type), `cqs.validation` and the other `sqs_api`
 modules; never Redis, Cassandra or any adapter: `cqs/main.py` builds the service and hands
@@ -15,6 +17,7 @@ it in.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -25,7 +28,14 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from cqs import validation
-from cqs.errors import CqsError, MalformedRequest, StorageUnavailable, UnknownAction
+from cqs.errors import (
+    AuthenticationError,
+    CqsError,
+    MalformedRequest,
+    StorageUnavailable,
+    UnknownAction,
+)
+from cqs.model import Caller
 from cqs.ports.telemetry import Telemetry
 from cqs.service import QueueService
 from cqs.sqs_api.errors import (
@@ -48,6 +58,7 @@ from cqs.sqs_api.protocol import (
     detect_protocol,
 )
 from cqs.sqs_api.query_codec import XML_CONTENT_TYPE, render_query_result
+from cqs.sqs_api.signatures import KeyLookup, ReceivedRequest, verify
 from cqs.sqs_api.urls import base_url_for, queue_url
 
 logger = logging.getLogger(__name__)
@@ -59,6 +70,8 @@ _PROTOCOL = web.RequestKey("cqs_sqs_protocol", Protocol)
 _ACTION = web.RequestKey("cqs_sqs_action", str)
 _ERROR_CODE = web.RequestKey("cqs_sqs_error_code", str)
 _CLOSE_AFTER_ANSWER = web.RequestKey("cqs_sqs_close_after_answer", bool)
+# Hashing a larger body for its signature would hold up the event loop: done in a thread.
+_VERIFY_IN_THREAD_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +80,7 @@ class ApiSettings:
     base_url: str | None  # fixed `http://host:port` for queue URLs; None: the request's Host
     region: str
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    access_keys: KeyLookup | None = None  # auth verify: the signing keys; None: auth off
 
 
 # The service, or a function giving it: the composition root may build the service on
@@ -88,11 +102,13 @@ def create_api_app(
     region: str,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     telemetry: Telemetry | None = None,
+    access_keys: KeyLookup | None = None,
 ) -> web.Application:
     """An application serving the SQS API (both protocols) over `service`.
 
     `service` is the QueueService, or a function returning it once storage is connected.
-    With `telemetry`, every SQS request is reported (action, outcome, duration).
+    With `telemetry`, every SQS request is reported (action, outcome, duration). With
+    `access_keys` (a key id -> AccessKey lookup), every request must be signed by one.
     """
     app = web.Application(client_max_size=max_request_bytes)
     if telemetry is not None:  # outside the error middleware: it sees the rendered outcome
@@ -105,6 +121,7 @@ def create_api_app(
         base_url=base_url,
         region=region,
         max_request_bytes=max_request_bytes,
+        access_keys=access_keys,
     )
     return app
 
@@ -117,13 +134,16 @@ def add_sqs_routes(
     base_url: str | None,
     region: str,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    access_keys: KeyLookup | None = None,
 ) -> None:
     """Add the SQS routes and their error middleware to `app` (before it starts).
 
     The middleware leaves every other route of `app` (an admin sub-app, health checks) alone.
     """
     app[SERVICE_PROVIDER_KEY] = _provider(service)
-    app[SETTINGS_KEY] = ApiSettings(account_id, base_url, region, max_request_bytes)
+    app[SETTINGS_KEY] = ApiSettings(
+        account_id, base_url, region, max_request_bytes, access_keys
+    )
     app.middlewares.append(sqs_error_middleware)
     for path in ("/", "/{account_id}/{queue_name}"):
         app.router.add_route("POST", path, sqs_endpoint)
@@ -143,6 +163,7 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
     protocol = detect_protocol(target, request.headers.get("Content-Type"))
     request[_PROTOCOL] = protocol
     body = await _read_body(request, protocol, settings.max_request_bytes)
+    caller = await _caller(request, settings, body)
     if protocol is Protocol.JSON:
         decoded = decode_json_request(target, body)
     else:  # raw: yarl's decoded `query_string` would unescape %25 once before we do
@@ -164,7 +185,7 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         validation.validate_text(f"{account}/{queue_name}", "QueueUrl")  # as body text is
         decoded = decoded.with_queue_url(queue_url(base_url, account, queue_name))
 
-    call = ApiCall(decoded, base_url, settings.account_id, settings.region)
+    call = ApiCall(decoded, base_url, caller)
     result = await handler(request.config_dict[SERVICE_PROVIDER_KEY](), call)
     request_id = _request_id(request)
     if protocol is Protocol.JSON:
@@ -178,6 +199,26 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         content_type=XML_CONTENT_TYPE,
         headers={REQUEST_ID_HEADER: request_id},
     )
+
+
+async def _caller(request: web.Request, settings: ApiSettings, body: bytes) -> Caller:
+    """Who sent the request: with auth off the server's own account; with auth verify the
+    signing key's, in the region its credential scope names (or an AuthenticationError)."""
+    if settings.access_keys is None:
+        return Caller(settings.account_id, settings.region, secure_transport=request.secure)
+    received = ReceivedRequest(
+        request.method, request.raw_path, tuple(request.headers.items()), body, request.secure
+    )
+    try:
+        if len(body) > _VERIFY_IN_THREAD_BYTES:
+            verified = await asyncio.to_thread(verify, received, settings.access_keys)
+        else:
+            verified = verify(received, settings.access_keys)
+    except AuthenticationError as refusal:  # its message holds no secret nor signature
+        logger.debug("refused an SQS request: %s: %s", type(refusal).__name__, refusal)
+        raise
+    key = verified.key
+    return Caller(key.account_id, verified.region, key.access_key_id, key.name, request.secure)
 
 
 @web.middleware

@@ -19,11 +19,11 @@ from cqs.dead_letter_policy import task_handle
 from cqs.errors import QueueDoesNotExist
 from cqs.model import (
     BatchFailure,
+    Caller,
     MessageAttributeValue,
     MessageMoveTask,
     MoveTaskStatus,
     QueueIdentity,
-    QueueNamespace,
     ReceivedMessage,
     SendResult,
 )
@@ -61,13 +61,20 @@ from cqs.sqs_api.urls import queue_name_from_url, queue_url
 
 @dataclass(frozen=True, slots=True)
 class ApiCall:
-    """One decoded request, with the account and region it acts in and what is needed to
-    build queue URLs for the answer."""
+    """One decoded request, who sent it (the account and region it acts in) and what is
+    needed to build queue URLs for the answer."""
 
     request: DecodedRequest
     base_url: str
-    account_id: str
-    region: str
+    caller: Caller
+
+    @property
+    def account_id(self) -> str:
+        return self.caller.account_id
+
+    @property
+    def region(self) -> str:
+        return self.caller.region
 
     def read(self, request_type: type[AnyRequest]) -> AnyRequest:
         if self.request.protocol is Protocol.QUERY:
@@ -156,7 +163,7 @@ async def get_queue_url(service: QueueService, call: ApiCall) -> WireResult | No
 async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListQueuesRequest)
     names, next_token = await service.list_queues(
-        QueueNamespace(call.account_id, call.region), request.queue_name_prefix,
+        call.caller.namespace, request.queue_name_prefix,
         request.max_results, request.next_token,
     )
     return {

@@ -29,6 +29,7 @@ from cqs.errors import (
 from cqs.model import (
     BatchFailure,
     BatchResult,
+    Caller,
     Delivery,
     Message,
     MessageAttributeValue,
@@ -470,7 +471,7 @@ async def test_every_action_answers_json_that_botocore_reads_as_the_expected_out
     action: str,
 ) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, ACCOUNT, REGION)
+    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, Caller(ACCOUNT, REGION))
 
     body = render_json_result(await HANDLERS[action](service, call))
 
@@ -480,7 +481,7 @@ async def test_every_action_answers_json_that_botocore_reads_as_the_expected_out
 @pytest.mark.parametrize("action", sorted(HANDLERS))
 async def test_every_action_calls_the_service_once_with_what_boto3_sent(action: str) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, ACCOUNT, REGION)
+    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, Caller(ACCOUNT, REGION))
 
     await HANDLERS[action](service, call)
 
@@ -491,7 +492,7 @@ async def test_every_action_calls_the_service_once_with_what_boto3_sent(action: 
 async def test_a_receive_with_no_messages_answers_an_empty_object_as_aws_does() -> None:
     service = CannedQueueService(received=[])
     call = ApiCall(botocore_json_request("ReceiveMessage", {"QueueUrl": QUEUE_URL}),
-                   BASE_URL, ACCOUNT, REGION)
+                   BASE_URL, Caller(ACCOUNT, REGION))
 
     body = render_json_result(await HANDLERS["ReceiveMessage"](service, call))
 

@@ -21,7 +21,7 @@ import pytest
 from botocore.model import OperationModel, ServiceModel
 
 from cqs.errors import BatchEntryIdsNotDistinct, ReceiptHandleIsInvalid
-from cqs.model import BatchFailure, BatchResult
+from cqs.model import BatchFailure, BatchResult, Caller
 from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.protocol import DecodedRequest, decode_query_request
 from cqs.sqs_api.query_codec import render_query_result, xml_text
@@ -145,7 +145,8 @@ async def test_every_action_answers_xml_that_botocore_reads_as_the_expected_outp
     action: str,
 ) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_query_request(action, request_params(action)), BASE_URL, "000000000000", "us-east-1")
+    call = ApiCall(botocore_query_request(action, request_params(action)), BASE_URL,
+                   Caller("000000000000", "us-east-1"))
 
     result = await HANDLERS[action](service, call)
     parsed = parse_query_response(action, render_query_result(action, result, "req-1"))
@@ -161,8 +162,7 @@ async def test_an_empty_receive_answers_an_empty_result_element() -> None:
     call = ApiCall(
         botocore_query_request("ReceiveMessage", {"QueueUrl": f"{BASE_URL}/000000000000/q"}),
         BASE_URL,
-        "000000000000",
-        "us-east-1",
+        Caller("000000000000", "us-east-1"),
     )
 
     body = render_query_result("ReceiveMessage", await HANDLERS["ReceiveMessage"](service, call),
@@ -198,8 +198,7 @@ async def test_batch_failures_carry_the_sqs_code_and_sender_fault_in_xml() -> No
     call = ApiCall(
         botocore_query_request("DeleteMessageBatch", request_params("DeleteMessageBatch")),
         BASE_URL,
-        "000000000000",
-        "us-east-1",
+        Caller("000000000000", "us-east-1"),
     )
 
     body = render_query_result(
