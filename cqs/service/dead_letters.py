@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from cqs import dead_letter_policy
+from cqs import arns, dead_letter_policy
 from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
 from cqs.model import Message, MessageAttributeValue, Queue, QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog, Telemetry
@@ -51,34 +51,42 @@ class DeadLetters:
         self, source: QueueIdentity, given: Mapping[str, str], fifo: bool
     ) -> None:
         """A RedrivePolicy must name an existing queue of the same type (FIFO to FIFO,
-        standard to standard) whose RedriveAllowPolicy lets this queue use it."""
+        standard to standard) of the same account and region, whose RedriveAllowPolicy lets
+        this queue use it."""
         value = given.get("RedrivePolicy")
         policy = dead_letter_policy.parse_redrive_policy(value)
         if policy is None:
             return
-        reason = None
-        try:
-            target = await self._directory.for_arn(policy.dead_letter_target_arn)
-        except QueueDoesNotExist:
-            reason = "Dead letter target does not exist."
+        named = arns.queue_identity_from_arn(policy.dead_letter_target_arn)
+        reason: str | None
+        if named is not None and named.namespace != source.namespace:
+            reason = "Dead-letter target must be in the same account and region as the source."
         else:
-            if target.fifo != fifo:
-                reason = (
-                    "Dead-letter target must be a FIFO queue for a FIFO source queue."
-                    if fifo
-                    else "Dead-letter target must be a standard queue for a standard source queue."
-                )
-            elif not dead_letter_policy.redrive_allowed(
-                target.attributes.get("RedriveAllowPolicy"), self._directory.arn(source)
-            ):
-                reason = (
-                    "Dead-letter target owner does not allow this source queue to redrive"
-                    " messages."
-                )
+            reason = await self._target_refusal(source, policy.dead_letter_target_arn, fifo)
         if reason is not None:
             raise InvalidParameterValue(
                 f"Value {value} for parameter RedrivePolicy is invalid. Reason: {reason}"
             )
+
+    async def _target_refusal(
+        self, source: QueueIdentity, target_arn: str, fifo: bool
+    ) -> str | None:
+        """Why the queue `target_arn` names cannot be `source`'s dead-letter queue, or None."""
+        try:
+            target = await self._directory.for_arn(target_arn)
+        except QueueDoesNotExist:
+            return "Dead letter target does not exist."
+        if target.fifo != fifo:
+            return (
+                "Dead-letter target must be a FIFO queue for a FIFO source queue."
+                if fifo
+                else "Dead-letter target must be a standard queue for a standard source queue."
+            )
+        if not dead_letter_policy.redrive_allowed(
+            target.attributes.get("RedriveAllowPolicy"), self._directory.arn(source)
+        ):
+            return "Dead-letter target owner does not allow this source queue to redrive messages."
+        return None
 
     async def target(self, queue: Queue) -> tuple[Queue | None, int]:
         """The queue's dead-letter queue and maxReceiveCount; (None, 0) without a usable

@@ -185,8 +185,8 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         validation.validate_text(f"{account}/{queue_name}", "QueueUrl")  # as body text is
         decoded = decoded.with_queue_url(queue_url(base_url, account, queue_name))
 
-    call = ApiCall(decoded, base_url, caller)
-    result = await handler(request.config_dict[SERVICE_PROVIDER_KEY](), call)
+    service = request.config_dict[SERVICE_PROVIDER_KEY]()
+    result = await handler(service, ApiCall(decoded, base_url, caller, service.access))
     request_id = _request_id(request)
     if protocol is Protocol.JSON:
         return web.Response(

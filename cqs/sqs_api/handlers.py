@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from cqs import checksums
-from cqs.dead_letter_policy import task_handle
-from cqs.errors import QueueDoesNotExist
+from cqs import arns, checksums
+from cqs.dead_letter_policy import read_task_handle, task_handle
+from cqs.errors import InvalidParameterValue
 from cqs.model import (
     BatchFailure,
     Caller,
@@ -27,7 +27,7 @@ from cqs.model import (
     ReceivedMessage,
     SendResult,
 )
-from cqs.service import QueueService
+from cqs.service import QueueAccess, QueueService
 from cqs.sqs_api.errors import client_message, wire_error_for
 from cqs.sqs_api.protocol import DecodedRequest, Protocol, WireResult, WireValue
 from cqs.sqs_api.requests import (
@@ -56,7 +56,7 @@ from cqs.sqs_api.requests import (
     TagQueueRequest,
     UntagQueueRequest,
 )
-from cqs.sqs_api.urls import queue_name_from_url, queue_url
+from cqs.sqs_api.urls import queue_address_from_url, queue_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +67,11 @@ class ApiCall:
     request: DecodedRequest
     base_url: str
     caller: Caller
+    access: QueueAccess  # decides whether the caller may do this action to a queue
+
+    @property
+    def action(self) -> str:
+        return self.request.action
 
     @property
     def account_id(self) -> str:
@@ -81,16 +86,29 @@ class ApiCall:
             return request_type.from_query(self.request.query_params)
         return request_type.from_json(self.request.json_body)
 
-    def queue_url(self, queue_name: str) -> str:
-        return queue_url(self.base_url, self.account_id, queue_name)
+    def queue_url(self, queue_name: str, owner_account_id: str | None = None) -> str:
+        return queue_url(self.base_url, owner_account_id or self.account_id, queue_name)
 
     def named(self, queue_name: str) -> QueueIdentity:
         """The queue of this account and region called `queue_name`."""
         return QueueIdentity(self.account_id, self.region, queue_name)
 
-    def queue(self, url: str) -> QueueIdentity:
-        """The queue `url` names; QueueDoesNotExist for another account's URL."""
-        return self.named(queue_name_from_url(url, self.account_id))
+    async def queue(self, url: str) -> QueueIdentity:
+        """The queue `url` names (of whichever account it names), once access control lets
+        the caller do this action to it (AccessDenied otherwise)."""
+        owner, name = queue_address_from_url(url, self.account_id)
+        return await self.authorized(QueueIdentity(owner, self.region, name))
+
+    async def queue_of_arn(self, arn: str) -> None:
+        """Refuse the action unless the caller may do it to the queue `arn` names; an ARN
+        that names no queue is left to the action to refuse as it words it."""
+        identity = arns.queue_identity_from_arn(arn)
+        if identity is not None:
+            await self.authorized(identity)
+
+    async def authorized(self, queue: QueueIdentity) -> QueueIdentity:
+        await self.access.authorize(self.caller, self.action, queue)
+        return queue
 
 
 Handler = Callable[[QueueService, ApiCall], Awaitable[WireResult | None]]
@@ -153,11 +171,10 @@ async def create_queue(service: QueueService, call: ApiCall) -> WireResult | Non
 
 async def get_queue_url(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(GetQueueUrlRequest)
-    owner = request.queue_owner_account_id
-    if owner and owner != call.account_id:  # another account's queues are not here
-        raise QueueDoesNotExist("The specified queue does not exist.")
-    await service.get_queue_url(call.named(request.queue_name))
-    return {"QueueUrl": call.queue_url(request.queue_name)}
+    owner = request.queue_owner_account_id or call.account_id
+    queue = await call.authorized(QueueIdentity(owner, call.region, request.queue_name))
+    await service.get_queue_url(queue)
+    return {"QueueUrl": call.queue_url(request.queue_name, owner)}
 
 
 async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None:
@@ -174,45 +191,45 @@ async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None
 
 async def delete_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteQueueRequest)
-    await service.delete_queue(call.queue(request.queue_url))
+    await service.delete_queue(await call.queue(request.queue_url))
     return None
 
 
 async def get_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(GetQueueAttributesRequest)
     attributes = await service.get_queue_attributes(
-        call.queue(request.queue_url), request.attribute_names
+        await call.queue(request.queue_url), request.attribute_names
     )
     return {"Attributes": attributes or None}
 
 
 async def set_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SetQueueAttributesRequest)
-    await service.set_queue_attributes(call.queue(request.queue_url), request.attributes)
+    await service.set_queue_attributes(await call.queue(request.queue_url), request.attributes)
     return None
 
 
 async def purge_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(PurgeQueueRequest)
-    await service.purge_queue(call.queue(request.queue_url))
+    await service.purge_queue(await call.queue(request.queue_url))
     return None
 
 
 async def tag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(TagQueueRequest)
-    await service.tag_queue(call.queue(request.queue_url), request.tags)
+    await service.tag_queue(await call.queue(request.queue_url), request.tags)
     return None
 
 
 async def untag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(UntagQueueRequest)
-    await service.untag_queue(call.queue(request.queue_url), request.tag_keys)
+    await service.untag_queue(await call.queue(request.queue_url), request.tag_keys)
     return None
 
 
 async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListQueueTagsRequest)
-    tags = await service.list_queue_tags(call.queue(request.queue_url))
+    tags = await service.list_queue_tags(await call.queue(request.queue_url))
     return {"Tags": tags or None}
 
 
@@ -220,14 +237,14 @@ async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | 
 
 async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageRequest)
-    result = await service.send_message(call.queue(request.queue_url), request.message)
+    result = await service.send_message(await call.queue(request.queue_url), request.message)
     return _send_result(result)
 
 
 async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageBatchRequest)
     batch = await service.send_message_batch(
-        call.queue(request.queue_url), request.entries
+        await call.queue(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id, **_send_result(result)}
@@ -239,21 +256,21 @@ async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult
 async def receive_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ReceiveMessageRequest)
     received = await service.receive_message(
-        call.queue(request.queue_url), request.receive
+        await call.queue(request.queue_url), request.receive
     )
     return {"Messages": [_received(message) for message in received] or None}
 
 
 async def delete_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteMessageRequest)
-    await service.delete_message(call.queue(request.queue_url), request.receipt_handle)
+    await service.delete_message(await call.queue(request.queue_url), request.receipt_handle)
     return None
 
 
 async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(DeleteMessageBatchRequest)
     batch = await service.delete_message_batch(
-        call.queue(request.queue_url), request.entries
+        await call.queue(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
@@ -264,7 +281,7 @@ async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResu
 async def change_message_visibility(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ChangeMessageVisibilityRequest)
     await service.change_message_visibility(
-        call.queue(request.queue_url), request.receipt_handle, request.visibility_timeout
+        await call.queue(request.queue_url), request.receipt_handle, request.visibility_timeout
     )
     return None
 
@@ -274,7 +291,7 @@ async def change_message_visibility_batch(
 ) -> WireResult | None:
     request = call.read(ChangeMessageVisibilityBatchRequest)
     batch = await service.change_message_visibility_batch(
-        call.queue(request.queue_url), request.entries
+        await call.queue(request.queue_url), request.entries
     )
     return {
         "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
@@ -288,17 +305,21 @@ async def list_dead_letter_source_queues(
     service: QueueService, call: ApiCall
 ) -> WireResult | None:
     request = call.read(ListDeadLetterSourceQueuesRequest)
+    queue = await call.queue(request.queue_url)
     names, next_token = await service.list_dead_letter_source_queues(
-        call.queue(request.queue_url), request.max_results, request.next_token
+        queue, request.max_results, request.next_token
     )
     # `queueUrls` is required in the output shape: an empty list, never left out.
-    return {"queueUrls": [call.queue_url(name) for name in names], "NextToken": next_token}
+    return {
+        "queueUrls": [call.queue_url(name, queue.account_id) for name in names],
+        "NextToken": next_token,
+    }
 
 
 async def add_permission(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(AddPermissionRequest)
     await service.add_permission(
-        call.queue(request.queue_url), request.label, request.account_ids,
+        await call.queue(request.queue_url), request.label, request.account_ids,
         request.actions,
     )
     return None
@@ -306,12 +327,15 @@ async def add_permission(service: QueueService, call: ApiCall) -> WireResult | N
 
 async def remove_permission(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(RemovePermissionRequest)
-    await service.remove_permission(call.queue(request.queue_url), request.label)
+    await service.remove_permission(await call.queue(request.queue_url), request.label)
     return None
 
 
 async def start_message_move_task(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(StartMessageMoveTaskRequest)
+    await call.queue_of_arn(request.source_arn)
+    if request.destination_arn:
+        await call.queue_of_arn(request.destination_arn)
     handle = await service.start_message_move_task(
         request.source_arn, request.destination_arn, request.max_number_of_messages_per_second
     )
@@ -335,12 +359,19 @@ def _move_task(task: MessageMoveTask) -> WireResult:
 
 async def list_message_move_tasks(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListMessageMoveTasksRequest)
+    await call.queue_of_arn(request.source_arn)
     tasks = await service.list_message_move_tasks(request.source_arn, request.max_results)
     return {"Results": [_move_task(task) for task in tasks] or None}
 
 
 async def cancel_message_move_task(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(CancelMessageMoveTaskRequest)
+    try:
+        source_arn, _ = read_task_handle(request.task_handle)
+    except InvalidParameterValue:
+        pass  # not a handle: the action refuses it in its own words
+    else:
+        await call.queue_of_arn(source_arn)
     moved = await service.cancel_message_move_task(request.task_handle)
     return {"ApproximateNumberOfMessagesMoved": moved}
 

@@ -3,8 +3,9 @@
 Owns how this endpoint names queues on the wire. The service speaks only queue names; the
 handlers turn names into URLs here and URLs back into names. The host comes from a fixed
 base URL when one is configured, else from the request (its scheme and Host header, which
-must be a plain host[:port]: the URL never carries header junk). A URL naming another
-account names no queue here. Imports `cqs.errors` and the standard library only.
+must be a plain host[:port]: the URL never carries header junk). A URL names its owner's
+account; access control (`QueueService.access`) decides whether the caller may reach it.
+Imports `cqs.errors` and the standard library only.
 """
 
 from __future__ import annotations
@@ -61,12 +62,22 @@ def queue_url(base_url: str, account_id: str, queue_name: str) -> str:
 
 
 def queue_name_from_url(url: str, account_id: str) -> str:
-    """The queue name a QueueUrl names: its last path segment, whatever the host.
+    """The queue name a QueueUrl of `account_id` names (QueueDoesNotExist for a URL of
+    another account)."""
+    owner, name = queue_address_from_url(url, account_id)
+    if owner != account_id:
+        raise QueueDoesNotExist("The specified queue does not exist.")
+    return name
+
+
+def queue_address_from_url(url: str, default_account_id: str) -> tuple[str, str]:
+    """(owner account id, queue name) of a QueueUrl: its last two path segments, whatever
+    the host.
 
     Clients often reach the endpoint under another host name than the one in the URL they
-    were given, so the host is not checked. The account id before the name must be
-    `account_id`: a queue of another account does not exist here (QueueDoesNotExist, as SQS
-    answers). A bare name (no scheme, no slash) is taken as the name itself.
+    were given, so the host is not checked. A bare name (no scheme, no slash) names a queue
+    of `default_account_id` (the caller's); whether the caller may reach another account's
+    queue is for access control to decide.
     """
     try:
         path = urlsplit(url.strip()).path
@@ -75,6 +86,6 @@ def queue_name_from_url(url: str, account_id: str) -> str:
     segments = [unquote(segment) for segment in path.split("/") if segment]
     if not segments:
         raise InvalidAddress(f"The address {url} is not valid for this endpoint.")
-    if len(segments) >= 2 and segments[-2] != account_id:
-        raise QueueDoesNotExist("The specified queue does not exist.")
-    return segments[-1]
+    if len(segments) >= 2:
+        return segments[-2], segments[-1]
+    return default_account_id, segments[-1]

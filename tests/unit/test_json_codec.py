@@ -48,6 +48,18 @@ from cqs.sqs_api.json_codec import render_json_result
 from cqs.sqs_api.protocol import DecodedRequest, decode_json_request
 
 BASE_URL = "http://sqs.test:9324"
+
+
+class PermitAll:
+    """Access control that lets every call through: these tests are about the codecs and the
+    handlers' shapes; access control is tested over real storage in
+    tests/contract/test_queue_access.py and over the wire in tests/wire/test_cross_account.py."""
+
+    async def authorize(self, caller: object, action: str, queue: object) -> None:
+        return None
+
+
+PERMIT_ALL = PermitAll()
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
 ORDERS = QueueIdentity(ACCOUNT, REGION, "orders")
@@ -471,7 +483,8 @@ async def test_every_action_answers_json_that_botocore_reads_as_the_expected_out
     action: str,
 ) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, Caller(ACCOUNT, REGION))
+    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL,
+                   Caller(ACCOUNT, REGION), PERMIT_ALL)
 
     body = render_json_result(await HANDLERS[action](service, call))
 
@@ -481,7 +494,8 @@ async def test_every_action_answers_json_that_botocore_reads_as_the_expected_out
 @pytest.mark.parametrize("action", sorted(HANDLERS))
 async def test_every_action_calls_the_service_once_with_what_boto3_sent(action: str) -> None:
     service = CannedQueueService()
-    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL, Caller(ACCOUNT, REGION))
+    call = ApiCall(botocore_json_request(action, request_params(action)), BASE_URL,
+                   Caller(ACCOUNT, REGION), PERMIT_ALL)
 
     await HANDLERS[action](service, call)
 
@@ -492,7 +506,7 @@ async def test_every_action_calls_the_service_once_with_what_boto3_sent(action: 
 async def test_a_receive_with_no_messages_answers_an_empty_object_as_aws_does() -> None:
     service = CannedQueueService(received=[])
     call = ApiCall(botocore_json_request("ReceiveMessage", {"QueueUrl": QUEUE_URL}),
-                   BASE_URL, Caller(ACCOUNT, REGION))
+                   BASE_URL, Caller(ACCOUNT, REGION), PERMIT_ALL)
 
     body = render_json_result(await HANDLERS["ReceiveMessage"](service, call))
 

@@ -27,6 +27,7 @@ from cqs.sqs_api.protocol import DecodedRequest, decode_query_request
 from cqs.sqs_api.query_codec import render_query_result, xml_text
 from tests.unit.test_json_codec import (
     BASE_URL,
+    PERMIT_ALL,
     CannedQueueService,
     expected_arguments,
     expected_output,
@@ -146,7 +147,7 @@ async def test_every_action_answers_xml_that_botocore_reads_as_the_expected_outp
 ) -> None:
     service = CannedQueueService()
     call = ApiCall(botocore_query_request(action, request_params(action)), BASE_URL,
-                   Caller("000000000000", "us-east-1"))
+                   Caller("000000000000", "us-east-1"), PERMIT_ALL)
 
     result = await HANDLERS[action](service, call)
     parsed = parse_query_response(action, render_query_result(action, result, "req-1"))
@@ -163,6 +164,7 @@ async def test_an_empty_receive_answers_an_empty_result_element() -> None:
         botocore_query_request("ReceiveMessage", {"QueueUrl": f"{BASE_URL}/000000000000/q"}),
         BASE_URL,
         Caller("000000000000", "us-east-1"),
+        PERMIT_ALL,
     )
 
     body = render_query_result("ReceiveMessage", await HANDLERS["ReceiveMessage"](service, call),
@@ -199,6 +201,7 @@ async def test_batch_failures_carry_the_sqs_code_and_sender_fault_in_xml() -> No
         botocore_query_request("DeleteMessageBatch", request_params("DeleteMessageBatch")),
         BASE_URL,
         Caller("000000000000", "us-east-1"),
+        PERMIT_ALL,
     )
 
     body = render_query_result(

@@ -42,7 +42,7 @@ from cqs.sqs_api.protocol import (
     RequestTooLarge,
     UnknownOperation,
 )
-from tests.unit.test_json_codec import _json_operation
+from tests.unit.test_json_codec import PERMIT_ALL, _json_operation
 from tests.unit.test_query_codec import query_operation
 
 ACCOUNT = "000000000000"
@@ -385,6 +385,7 @@ class MissingQueueService(QueueService):
 
     def __init__(self) -> None:
         self.purged: list[str] = []
+        self.access = PERMIT_ALL  # type: ignore[assignment]
 
     async def get_queue_url(self, identity: QueueIdentity) -> None:
         if identity.name != "orders":

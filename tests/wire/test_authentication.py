@@ -321,8 +321,8 @@ def test_two_accounts_each_see_and_touch_only_their_own_queues(
     all_orders = orders.list_queues().get("QueueUrls", [])
     assert all(f"/{ORDERS.account_id}/" in u for u in all_orders)
     assert billing.receive_message(QueueUrl=billing_url).get("Messages", []) == []
-    assert (status, code) == (400, "AWS.SimpleQueueService.NonExistentQueue")
-    assert deleting[:2] == (400, "AWS.SimpleQueueService.NonExistentQueue")
+    assert (status, code) == (403, "AccessDenied")  # no Policy grants another account
+    assert deleting[:2] == (403, "AccessDenied")
     assert billing.get_queue_url(QueueName=name)["QueueUrl"] == billing_url
 
 

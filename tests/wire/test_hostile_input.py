@@ -411,23 +411,26 @@ def test_a_valid_host_header_names_the_queue_url_over_both_protocols(
 # --- 4. queue URLs of another account --------------------------------------------------------------
 
 
-def test_a_queue_url_of_another_account_is_a_queue_that_does_not_exist_over_json(
+def test_a_queue_url_of_another_account_is_refused_without_saying_whether_it_exists_over_json(
     json_request: JsonClient, queue_url: str
 ) -> None:
     foreign = queue_url.replace(f"/{ACCOUNT_ID}/", "/123456789012/")
+    absent = foreign.replace(name_of(queue_url), "no-such-queue-anywhere")
 
-    send = json_request("SendMessage", {"QueueUrl": foreign, "MessageBody": "x"})
+    sends = [json_request("SendMessage", {"QueueUrl": url, "MessageBody": "x"})
+             for url in (foreign, absent)]
     owner = json_request(
         "GetQueueUrl", {"QueueName": name_of(queue_url), "QueueOwnerAWSAccountId": "123456789012"}
     )
 
-    for reply in (send, owner):
-        assert reply.status == 400, reply.body
-        assert reply.error_type == "QueueDoesNotExist"
-        assert reply.code_boto3_shows == "AWS.SimpleQueueService.NonExistentQueue"
+    for reply in sends:
+        assert reply.status == 403, reply.body
+        assert reply.code_boto3_shows == "AccessDenied"
+    assert owner.status == 400, owner.body
+    assert owner.code_boto3_shows == "AWS.SimpleQueueService.NonExistentQueue"
 
 
-def test_a_queue_url_of_another_account_is_a_queue_that_does_not_exist_over_query(
+def test_a_queue_url_of_another_account_is_refused_over_query(
     query: QueryClient, queue_url: str
 ) -> None:
     foreign = queue_url.replace(f"/{ACCOUNT_ID}/", "/123456789012/")
@@ -436,8 +439,8 @@ def test_a_queue_url_of_another_account_is_a_queue_that_does_not_exist_over_quer
     in_path = query("SendMessage", {"MessageBody": "x"}, path=queue_path(foreign))
 
     for reply in (in_parameter, in_path):
-        assert reply.status == 400, reply.body
-        assert reply.error_code == "AWS.SimpleQueueService.NonExistentQueue"
+        assert reply.status == 403, reply.body
+        assert reply.error_code == "AccessDenied"
 
 
 def test_a_queue_url_of_this_account_under_another_host_name_is_served(

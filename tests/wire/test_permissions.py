@@ -138,7 +138,7 @@ def test_permissions_over_the_query_protocol(
 
 def test_the_policy_attribute_is_settable_and_readable(sqs: Any, queue_url: str) -> None:
     document = {"Version": "2012-10-17", "Statement": [{
-        "Sid": "own", "Effect": "Deny", "Principal": "*", "Action": "SQS:*",
+        "Sid": "own", "Effect": "Deny", "Principal": {"AWS": "111122223333"}, "Action": "SQS:*",
         "Resource": arn_of(queue_url)}]}
 
     sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={"Policy": json.dumps(document)})
