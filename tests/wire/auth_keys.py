@@ -30,6 +30,7 @@ class Key:
 
 ORDERS = Key("AKIDORDERS", "orders-secret-do-not-log", "111111111111")
 BILLING = Key("AKIDBILLING", "billing-secret-do-not-log", "222222222222")
+AUDIT = Key("AKIDAUDIT", "audit-secret-do-not-log", "444444444444")  # a third account
 LATE = Key("AKIDLATE", "late-secret-do-not-log", "333333333333")  # added by a SIGHUP test
 STRANGER = Key("AKIDSTRANGER", "whatever", "999999999999")  # in no credentials file
 
