@@ -33,19 +33,22 @@ def client_context(
     setting: str,
     check_hostname: bool = True,
 ) -> ssl.SSLContext:
-    """A client context that verifies the server: against `ca_file`, or the system's CAs
-    when None; with a client certificate when `cert_file` is given (`key_file` may be None
-    when the key is in the certificate's file)."""
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.check_hostname = check_hostname
-    if ca_file is not None:
+    """A client context that verifies the server: against `ca_file` alone, or the system's
+    CAs when None; with a client certificate when `cert_file` is given (`key_file` may be
+    None when the key is in the certificate's file)."""
+    if ca_file is None:
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    else:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # trusts nothing until told
         try:
             context.load_verify_locations(cafile=str(ca_file))
         except (OSError, ssl.SSLError, ValueError) as error:
             raise TlsFilesError(
                 f"{setting}_ca_file {ca_file}: cannot load a CA certificate ({_reason(error)})"
             ) from None
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.check_hostname = check_hostname
+    context.verify_mode = ssl.CERT_REQUIRED
     if cert_file is not None:
         _load_chain(context, cert_file, key_file, setting)
     elif key_file is not None:

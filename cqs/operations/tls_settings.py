@@ -29,9 +29,10 @@ def api_tls_context(settings: Settings) -> ssl.SSLContext | None:
 
 
 def cassandra_tls_context(settings: Settings) -> ssl.SSLContext | None:
-    """Client-to-node TLS when any `cassandra_tls_*` file is set: the nodes' certificates
-    verified against the CA file (or the system's CAs), not their host names, since the
-    driver reaches every node by the address the cluster gives it (docs/operations.md)."""
+    """Client-to-node TLS when any `cassandra_tls_*` file is set. With a CA file, a node's
+    certificate must be signed by that CA alone, its name unchecked (the driver reaches
+    every node by the address the cluster reports, which certificates seldom list); without
+    one, by a CA the system trusts, for the node's address (docs/operations.md)."""
     files = (
         settings.cassandra_tls_ca_file,
         settings.cassandra_tls_cert_file,
@@ -39,7 +40,8 @@ def cassandra_tls_context(settings: Settings) -> ssl.SSLContext | None:
     )
     if all(path is None for path in files):
         return None
-    return client_context(*files, setting="cassandra_tls", check_hostname=False)
+    ca_file = settings.cassandra_tls_ca_file
+    return client_context(*files, setting="cassandra_tls", check_hostname=ca_file is None)
 
 
 def redis_tls(settings: Settings) -> RedisTls:
