@@ -28,6 +28,7 @@ import contextlib
 import enum
 import logging
 import re
+import resource
 import ssl
 from dataclasses import dataclass
 from typing import Any
@@ -345,6 +346,7 @@ def run_app(
     """Serve `app` until SIGINT or SIGTERM, as `aiohttp.web.run_app` does (the same event loop
     handling and shutdown), through one ReadTimeoutSite (HTTPS with `ssl_context`); no
     banner, no access log."""
+    raise_open_file_limit()
     loop = asyncio.new_event_loop()
     serving = loop.create_task(
         _serve(app, host, port, timeouts, reuse_port, keepalive_timeout, ssl_context)
@@ -364,6 +366,21 @@ def run_app(
             _cancel_remaining_tasks(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit: each waiting long
+    poll holds a connection, and a soft limit of 1024 (a common default) would refuse
+    connections long before memory or CPU run short. Returns the limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as error:
+            log.warning("could not raise the open files limit from %d: %s", soft, error)
+    return soft
 
 
 async def _serve(

@@ -4,16 +4,19 @@ Owns what a user sees of TLS serving: boto3 over https (verifying the server aga
 test's own CA) creating, sending to, receiving from and deleting a queue over both
 protocols, queue URLs that say https, the ready line, a plain-http request to the TLS port
 failing cleanly, two workers behind one TLS port, a server without TLS settings staying
-plain http, and a certificate that does not load stopping `cqs serve` with one line and
-exit status 2. Certificates are made at test time (tests/fixtures/certificates.py).
+plain http, a certificate that does not load stopping `cqs serve` with one line and exit
+status 2, and the header read timeout cutting off a stalled handshake or trickled headers. Certificates are made at test time (tests/fixtures/certificates.py).
 Must not import cqs.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import ssl
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -204,3 +207,60 @@ def test_a_file_that_is_not_pem_stops_serve_with_one_line_and_status_2(
 
     assert status == 2
     assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
+
+
+# --- read timeouts hold over TLS ----------------------------------------------------------
+
+HEADER_SECONDS = 1.0
+
+
+@pytest.fixture(scope="module")
+def impatient_https_server(
+    redis_server: Any, start_cqs_server: Any, authority: TestAuthority,
+    server_files: CertificateFiles,
+) -> Any:
+    return start_cqs_server(
+        [redis_server.url],
+        extra_args=[*tls_flags(server_files), "--header-read-timeout-seconds", str(HEADER_SECONDS)],
+        tls_ca=authority.ca_file,
+    )
+
+
+def seconds_until_closed(connection: socket.socket, trickle: bytes = b"") -> float:
+    """Send `trickle` a byte every 0.25 s (or nothing) until the server closes the
+    connection; how long that took (fails if it is still open after 10 s)."""
+    started = time.monotonic()
+    connection.settimeout(0.25)
+    for position in range(40):
+        try:
+            if position < len(trickle):
+                connection.sendall(trickle[position:position + 1])
+            if connection.recv(4096) == b"":
+                return time.monotonic() - started
+        except (TimeoutError, ssl.SSLWantReadError):
+            continue
+        except (OSError, ssl.SSLError):
+            return time.monotonic() - started
+    raise AssertionError("still open after 10 s")
+
+
+def test_a_client_that_never_starts_the_tls_handshake_is_cut_off(
+    impatient_https_server: Any,
+) -> None:
+    with socket.create_connection(("127.0.0.1", impatient_https_server.port)) as silent:
+        elapsed = seconds_until_closed(silent)
+
+    assert HEADER_SECONDS * 0.9 <= elapsed < HEADER_SECONDS + 2.0
+
+
+def test_headers_trickled_over_tls_are_cut_off_at_the_header_timeout(
+    impatient_https_server: Any, authority: TestAuthority,
+) -> None:
+    context = ssl.create_default_context(cafile=authority.ca_file)
+    raw = socket.create_connection(("127.0.0.1", impatient_https_server.port))
+    with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        elapsed = seconds_until_closed(
+            tls, b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}"
+        )
+
+    assert HEADER_SECONDS * 0.9 <= elapsed < HEADER_SECONDS + 2.0
