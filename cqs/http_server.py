@@ -12,8 +12,9 @@ that stops half way through a body. This module owns the remedy, and serving the
   than the body timeout. Only reading is timed: once a request is read, its handler may take
   as long as it needs (a 20 s long poll), and an idle keep-alive connection is left to
   aiohttp's keep-alive timeout.
-- `ReadTimeoutSite` listens through that protocol; `run_app` is `aiohttp.web.run_app` for one
-  such site.
+- `ReadTimeoutSite` listens through that protocol, over TLS when given an `ssl.SSLContext`
+  (the protocol then sees the decrypted bytes, and aiohttp's `request.secure` is true);
+  `run_app` is `aiohttp.web.run_app` for one such site.
 
 Connections upgraded to another protocol (WebSocket) are not supported: cqs serves none, and
 their frames would be timed as request headers. Imports aiohttp and the standard library
@@ -27,6 +28,8 @@ import contextlib
 import enum
 import logging
 import re
+import resource
+import ssl
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,7 +277,7 @@ class ReadTimeoutProtocol(asyncio.Protocol):
 class ReadTimeoutSite(web.BaseSite):
     """A TCP site like `aiohttp.web.TCPSite`, whose connections go through ReadTimeoutProtocol."""
 
-    __slots__ = ("_bound_port", "_host", "_port", "_reuse_port", "_timeouts")
+    __slots__ = ("_bound_port", "_host", "_port", "_reuse_port", "_ssl_context", "_timeouts")
 
     def __init__(
         self,
@@ -285,12 +288,14 @@ class ReadTimeoutSite(web.BaseSite):
         timeouts: ReadTimeouts,
         reuse_port: bool = False,
         backlog: int = 128,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(runner, backlog=backlog)
         self._host = host
         self._port = port
         self._reuse_port = reuse_port
         self._timeouts = timeouts
+        self._ssl_context = ssl_context
         self._bound_port: int | None = None
 
     @property
@@ -300,7 +305,8 @@ class ReadTimeoutSite(web.BaseSite):
 
     @property
     def name(self) -> str:
-        return f"http://{self._host}:{self.port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://{self._host}:{self.port}"
 
     async def start(self) -> None:
         await super().start()
@@ -313,9 +319,14 @@ class ReadTimeoutSite(web.BaseSite):
         def connection() -> ReadTimeoutProtocol:
             return ReadTimeoutProtocol(server(), timeouts, loop)
 
+        tls: dict[str, Any] = {}
+        if self._ssl_context is not None:
+            # A handshake is read like headers: a client stalling it holds a connection too.
+            handshake = timeouts.header_seconds if timeouts.header_seconds > 0 else None
+            tls = {"ssl": self._ssl_context, "ssl_handshake_timeout": handshake}
         listening = await loop.create_server(
             connection, self._host, self._port,
-            backlog=self._backlog, reuse_port=self._reuse_port or None,
+            backlog=self._backlog, reuse_port=self._reuse_port or None, **tls,
         )
         self._server = listening
         if listening.sockets:
@@ -330,11 +341,16 @@ def run_app(
     timeouts: ReadTimeouts,
     reuse_port: bool = False,
     keepalive_timeout: float = 75.0,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> None:
     """Serve `app` until SIGINT or SIGTERM, as `aiohttp.web.run_app` does (the same event loop
-    handling and shutdown), through one ReadTimeoutSite; no banner, no access log."""
+    handling and shutdown), through one ReadTimeoutSite (HTTPS with `ssl_context`); no
+    banner, no access log."""
+    raise_open_file_limit()
     loop = asyncio.new_event_loop()
-    serving = loop.create_task(_serve(app, host, port, timeouts, reuse_port, keepalive_timeout))
+    serving = loop.create_task(
+        _serve(app, host, port, timeouts, reuse_port, keepalive_timeout, ssl_context)
+    )
     try:
         asyncio.set_event_loop(loop)
         loop.run_until_complete(serving)
@@ -352,6 +368,21 @@ def run_app(
             loop.close()
 
 
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit: each waiting long
+    poll holds a connection, and a soft limit of 1024 (a common default) would refuse
+    connections long before memory or CPU run short. Returns the limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError) as error:
+            log.warning("could not raise the open files limit from %d: %s", soft, error)
+    return soft
+
+
 async def _serve(
     app: web.Application,
     host: str,
@@ -359,6 +390,7 @@ async def _serve(
     timeouts: ReadTimeouts,
     reuse_port: bool,
     keepalive_timeout: float,
+    ssl_context: ssl.SSLContext | None,
 ) -> None:
     runner = web.AppRunner(
         app, handle_signals=True, access_log=None, keepalive_timeout=keepalive_timeout
@@ -366,7 +398,8 @@ async def _serve(
     await runner.setup()
     try:
         await ReadTimeoutSite(
-            runner, host, port, timeouts=timeouts, reuse_port=reuse_port, backlog=LISTEN_BACKLOG
+            runner, host, port, timeouts=timeouts, reuse_port=reuse_port,
+            backlog=LISTEN_BACKLOG, ssl_context=ssl_context,
         ).start()
         await asyncio.Event().wait()  # until cancelled
     finally:

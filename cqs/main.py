@@ -59,6 +59,13 @@ from cqs.operations.embedded import EmbeddedStartError, embedded_backends
 from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
 from cqs.operations.supervisor import supervise
+from cqs.operations.tls_settings import (
+    api_scheme,
+    api_tls_context,
+    cassandra_tls_context,
+    check_backend_tls_files,
+    redis_tls,
+)
 from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import server_label
@@ -66,6 +73,7 @@ from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService, ServiceTuning
 from cqs.settings import Settings, add_setting_flags, load_settings
 from cqs.sqs_api.app import create_api_app
+from cqs.tls import TlsFilesError
 
 log = logging.getLogger("cqs")
 
@@ -108,6 +116,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             observe=hub.telemetry.observe_backend,
             observe_pool=hub.telemetry.observe_pool_wait,
             clock=clock.time,
+            tls=redis_tls(settings),
         )
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.
@@ -157,7 +166,10 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
         sweeping = asyncio.create_task(worker.run(), name="revisibility-worker")
         housekeeper = Housekeeper(service, trim_seconds=settings.expiry_trim_seconds)
         chores = asyncio.create_task(housekeeper.run(), name="housekeeping")
-        log.info("cqs %s ready on http://%s:%d", __version__, settings.host, settings.port)
+        log.info(
+            "cqs %s ready on %s://%s:%d",
+            __version__, api_scheme(settings), settings.host, settings.port,
+        )
         if console_hint is not None:
             print(console_hint, flush=True)
         try:
@@ -212,7 +224,7 @@ def admin_console_hint(settings: Settings) -> str | None:
     """The console's URL; at the start that generates its password, the password."""
     if not settings.admin_enabled:
         return None
-    url = f"http://{settings.host}:{settings.port}{ADMIN_PREFIX}/"
+    url = f"{api_scheme(settings)}://{settings.host}:{settings.port}{ADMIN_PREFIX}/"
     try:
         file_admins = len(credential_store(settings).admins)
     except CredentialsError:
@@ -248,6 +260,10 @@ def install_event_loop(settings: Settings) -> None:
 
 
 def serve(settings: Settings) -> None:
+    # Before anything starts: a supervisor checks the files once instead of restarting
+    # workers that fail on them.
+    tls = api_tls_context(settings)
+    check_backend_tls_files(settings)
     with embedded_backends(settings) as running:
         # Read (at the first start: generated) before the console is built; a worker's
         # supervisor has already printed it.
@@ -263,6 +279,7 @@ def serve(settings: Settings) -> None:
             host=running.host,
             port=running.port,
             reuse_port=running.reuse_port,
+            ssl_context=tls,
             timeouts=ReadTimeouts(
                 running.header_read_timeout_seconds, running.body_read_timeout_seconds
             ),
@@ -284,6 +301,9 @@ def cassandra_connection(settings: Settings) -> CassandraConnection:
         reconnect_base_delay=settings.cassandra_reconnect_base_seconds,
         reconnect_max_delay=settings.cassandra_reconnect_max_seconds,
         message_tables=settings.cassandra_message_tables,
+        username=settings.cassandra_username,
+        password=settings.cassandra_password,
+        ssl_context=cassandra_tls_context(settings),
     )
 
 
@@ -304,8 +324,8 @@ async def rebalance_caches(
 ) -> list[QueueIdentity]:
     """`cqs rebalance`: the adapters of the old and the new ring, for the operation."""
     session, catalog, store = await open_cassandra(settings)
-    before = RedisMessageCache(list(previous_redis_urls))
-    after = RedisMessageCache(list(settings.redis_urls))
+    before = RedisMessageCache(list(previous_redis_urls), tls=redis_tls(settings))
+    after = RedisMessageCache(list(settings.redis_urls), tls=redis_tls(settings))
     try:
         return await rebalance(catalog, store, before, after)
     finally:
@@ -353,7 +373,7 @@ def run_migrate(settings: Settings, *, drop_legacy: bool) -> int:
     try:
         with embedded_backends(settings, with_redis=False) as running:
             asyncio.run(migrate_keyspace(running, drop_legacy=drop_legacy))
-    except (EmbeddedStartError, MigrationRefused, StorageUnavailable) as error:
+    except (EmbeddedStartError, MigrationRefused, StorageUnavailable, TlsFilesError) as error:
         print(f"cqs migrate: {error}", file=sys.stderr)  # what to do about it: no traceback
         return 1
     except KeyboardInterrupt:
@@ -433,6 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (EmbeddedStartError, KeyspaceNeedsMigration) as error:
         print(f"cqs serve: {error}", file=sys.stderr)  # what to do about it: no traceback
         return 1
+    except TlsFilesError as error:  # a setting names a file that does not load
+        print(f"cqs serve: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass
     return 0

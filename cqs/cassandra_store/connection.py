@@ -2,8 +2,9 @@
 
 Owns `CassandraConnection` (one frozen value naming the cluster, the keyspace and how to
 talk to it, built once by the composition root), cluster creation (protocol version,
-consistency levels, request timeout, TCP_NODELAY, and how the driver notices a node that
-stopped answering and comes back to it: heartbeat, conviction, reconnection delays) and
+consistency levels, request timeout, TCP_NODELAY, credentials and TLS, and how the driver
+notices a node that stopped answering and comes back to it: heartbeat, conviction,
+reconnection delays) and
 schema creation when absent. Which keyspaces and tables exist comes from the driver's
 cluster metadata, which reads each server version's own system tables (cqs never queries
 `system.schema_*` itself). Imports the driver, `cqs.errors` and this package; never the
@@ -17,12 +18,14 @@ import asyncio
 import logging
 import math
 import socket
+import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import cassandra
 from cassandra import ConsistencyLevel, OperationTimedOut
+from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.cluster import Session as DriverSession
 from cassandra.policies import (
@@ -93,6 +96,11 @@ class CassandraConnection:
     # One of schema.MESSAGE_TABLES; "auto": compact tables on Cassandra before 2.0 (the
     # embedded 1.2), regular ones on every other server.
     message_tables: str = "auto"
+    # PasswordAuthenticator credentials; None: the cluster asks for none.
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    # Client-to-node encryption; None: plain connections.
+    ssl_context: ssl.SSLContext | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +145,27 @@ def reconnection_policy(connection: CassandraConnection) -> ExponentialReconnect
     return ExponentialReconnectionPolicy(
         connection.reconnect_base_delay, connection.reconnect_max_delay, max_attempts=None
     )
+
+
+class PasswordAuthProvider(PlainTextAuthProvider):  # type: ignore[misc]  # untyped driver
+    """The driver's plain-text (SASL PLAIN) credentials, also for native protocol v1.
+
+    Protocol v1 (Cassandra 1.2) has no SASL: its connections send the credentials as a map,
+    which the driver does when the authenticator it is given is a dict. The protocol version
+    is only known once negotiated, so the provider asks the cluster at each connection.
+    """
+
+    def __init__(self, username: str, password: str) -> None:
+        super().__init__(username=username, password=password)
+        self.cluster: Cluster | None = None
+
+    def new_authenticator(self, host: str) -> PlainTextAuthenticator | dict[str, str]:
+        if self.cluster is not None and self.cluster.protocol_version == 1:
+            return {"username": self.username, "password": self.password}
+        return PlainTextAuthenticator(self.username, self.password)
+
+    def __repr__(self) -> str:
+        return f"PasswordAuthProvider(username={self.username!r})"
 
 
 class TimeoutConvictionPolicy(ConvictionPolicy):  # type: ignore[misc]  # untyped driver
@@ -192,37 +221,7 @@ async def connect(
             consistency_level(name)  # a typo fails here, not at the first statement
     reconnection = reconnection_policy(connection)  # and so do timings that are not positive
     request_timeout = connection.request_timeout
-    endpoints = [parse_contact_point(point) for point in connection.contact_points]
-    ports = {port for _, port in endpoints}
-    if len(ports) != 1:
-        raise ValueError("every Cassandra contact point must use the same native port")
-    profile = ExecutionProfile(
-        # The driver's default, named so it does not warn: token-aware over the local DC.
-        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
-        # For the statements cqs does not prepare (schema changes). Not the driver's default
-        # LOCAL_ONE: Cassandra 1.2 predates it and closes the connection when it sees it.
-        consistency_level=ConsistencyLevel.ONE,
-        request_timeout=request_timeout,
-    )
-    schema_agreement_wait = max(10, int(request_timeout * 2))
-    options: dict[str, Any] = {}
-    if connection.protocol_version:
-        options["protocol_version"] = connection.protocol_version
-    cluster = Cluster(
-        contact_points=[host for host, _ in endpoints],
-        port=ports.pop(),
-        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-        # Without it, small writes wait on Nagle + delayed ACK (tens of ms per batch).
-        sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        connect_timeout=request_timeout,
-        control_connection_timeout=request_timeout,
-        max_schema_agreement_wait=schema_agreement_wait,
-        idle_heartbeat_interval=connection.heartbeat_interval,
-        idle_heartbeat_timeout=connection.heartbeat_timeout,
-        reconnection_policy=reconnection,
-        conviction_policy_factory=TimeoutConvictionPolicy,
-        **options,
-    )
+    cluster = build_cluster(connection, reconnection)
     try:
         with unavailable_on_driver_errors("connect"):
             driver_session = await asyncio.wait_for(
@@ -256,6 +255,54 @@ async def connect(
         await asyncio.to_thread(cluster.shutdown)
         raise
     return session
+
+
+def build_cluster(
+    connection: CassandraConnection,
+    reconnection: ExponentialReconnectionPolicy | None = None,
+) -> Cluster:
+    """The driver's Cluster for `connection`, not yet connected."""
+    request_timeout = connection.request_timeout
+    endpoints = [parse_contact_point(point) for point in connection.contact_points]
+    ports = {port for _, port in endpoints}
+    if len(ports) != 1:
+        raise ValueError("every Cassandra contact point must use the same native port")
+    profile = ExecutionProfile(
+        # The driver's default, named so it does not warn: token-aware over the local DC.
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
+        # For the statements cqs does not prepare (schema changes). Not the driver's default
+        # LOCAL_ONE: Cassandra 1.2 predates it and closes the connection when it sees it.
+        consistency_level=ConsistencyLevel.ONE,
+        request_timeout=request_timeout,
+    )
+    schema_agreement_wait = max(10, int(request_timeout * 2))
+    options: dict[str, Any] = {}
+    if connection.protocol_version:
+        options["protocol_version"] = connection.protocol_version
+    provider = None
+    if connection.username is not None:
+        provider = PasswordAuthProvider(connection.username, connection.password or "")
+        options["auth_provider"] = provider
+    if connection.ssl_context is not None:
+        options["ssl_context"] = connection.ssl_context
+    cluster = Cluster(
+        contact_points=[host for host, _ in endpoints],
+        port=ports.pop(),
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        # Without it, small writes wait on Nagle + delayed ACK (tens of ms per batch).
+        sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+        connect_timeout=request_timeout,
+        control_connection_timeout=request_timeout,
+        max_schema_agreement_wait=schema_agreement_wait,
+        idle_heartbeat_interval=connection.heartbeat_interval,
+        idle_heartbeat_timeout=connection.heartbeat_timeout,
+        reconnection_policy=reconnection or reconnection_policy(connection),
+        conviction_policy_factory=TimeoutConvictionPolicy,
+        **options,
+    )
+    if provider is not None:
+        provider.cluster = cluster
+    return cluster
 
 
 async def _prepare_keyspace(

@@ -50,7 +50,7 @@ class Arrivals:
         feed = _ArrivalFeed()
         feed.tasks = [
             asyncio.create_task(
-                _follow_arrivals(server, feed.names), name=f"cqs-arrivals {server.url}"
+                _follow_arrivals(server, feed.names), name=f"cqs-arrivals {server.label}"
             )
             for server in self._pool.servers
         ]
@@ -80,7 +80,7 @@ async def _follow_arrivals(server: RedisServer, names: asyncio.Queue[str | None]
         try:
             await pubsub.subscribe(ARRIVALS_CHANNEL)
             if in_outage:
-                log.warning("arrivals from Redis server %s are heard again", server.url)
+                log.warning("arrivals from Redis server %s are heard again", server.label)
                 in_outage = False
             delay = RESUBSCRIBE_FIRST_DELAY_S
             while True:
@@ -91,7 +91,7 @@ async def _follow_arrivals(server: RedisServer, names: asyncio.Queue[str | None]
             if not in_outage:
                 log.warning(
                     "lost the arrivals subscription to Redis server %s: %r; retrying",
-                    server.url,
+                    server.label,
                     exc,
                 )
                 in_outage = True

@@ -55,6 +55,7 @@ from cqs.redis_cache.replies import (
 from cqs.redis_cache.servers import (
     BackendObserver,
     PoolObserver,
+    RedisTls,
     ServerLimits,
     ServerPool,
 )
@@ -84,12 +85,13 @@ class RedisMessageCache:
         observe: BackendObserver | None = None,
         observe_pool: PoolObserver | None = None,
         clock: Callable[[], float] = time.time,
+        tls: RedisTls | None = None,
     ) -> None:
         self._clock = clock  # the service's clock, for the calls whose port takes no now_ms
         limits = ServerLimits(
             socket_timeout, connect_timeout, down_seconds, max_connections, pool_wait_seconds
         )
-        self._pool = ServerPool(urls, limits, observe=observe, observe_pool=observe_pool)
+        self._pool = ServerPool(urls, limits, observe=observe, observe_pool=observe_pool, tls=tls)
         self._arrivals = Arrivals(self._pool)
         self._inspector = RedisInspector(self._pool)
 
@@ -97,7 +99,7 @@ class RedisMessageCache:
         return int(self._clock() * 1000)
 
     def server_url_for(self, queue: QueueIdentity) -> str:
-        """The URL of the Redis server holding the queue."""
+        """The URL (without credentials) of the Redis server holding the queue."""
         return self._pool.url_for(queue)
 
     async def _script(self, queue: QueueIdentity, script: str, args: Sequence[str | int]) -> Any:

@@ -13,7 +13,10 @@ Owns how one call reaches one server and what its failure means:
   each call is observed under.
 
 Pub/sub connections come from a client of their own, so the arrivals feed never takes a
-command slot. Imports redis, the errors, the ring and the scripts; never the service or
+command slot. A server is named in logs and metrics by its label (`host:port/db`) and on the
+ring by its URL without credentials (`ring_node`), so neither ever shows a password, and
+adding a password or TLS to a URL moves no queue; `rediss://` URLs connect over TLS,
+verified with the files of `RedisTls`. Imports redis, the errors, the ring and the scripts; never the service or
 aiohttp.
 """
 
@@ -25,8 +28,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
-from urllib.parse import urlsplit
+from typing import Any, ParamSpec, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
@@ -65,9 +68,40 @@ PoolObserver = Callable[[str, str, float, bool], None]
 
 
 def server_label(url: str) -> str:
-    """`host:port/db` of a Redis URL: names the server in metrics without its password."""
+    """`host:port/db` of a Redis URL: names the server in logs and metrics without its
+    user name and password."""
     parts = urlsplit(url)
     return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
+
+
+def ring_node(url: str) -> str:
+    """The server's name on the hash ring: its URL without user name and password, and
+    `rediss` read as `redis`. A plain URL is its own name, so rings of plain URLs place
+    queues as before; securing a server changes no queue's place."""
+    parts = urlsplit(url)
+    scheme = "redis" if parts.scheme == "rediss" else parts.scheme
+    return urlunsplit((scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query, ""))
+
+
+@dataclass(frozen=True, slots=True)
+class RedisTls:
+    """How `rediss://` servers are verified: a CA bundle (None: the system's CAs), and a
+    client certificate and key for servers that ask for one. Plain URLs ignore it."""
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+
+    def client_options(self, url: str) -> dict[str, Any]:
+        if urlsplit(url).scheme != "rediss":
+            return {}
+        return {
+            "ssl_cert_reqs": "required",
+            "ssl_check_hostname": True,
+            "ssl_ca_certs": self.ca_file,
+            "ssl_certfile": self.cert_file,
+            "ssl_keyfile": self.key_file,
+        }
 
 
 class ServerBreaker:
@@ -138,16 +172,18 @@ class RedisServer:
         *,
         observe: BackendObserver | None = None,
         observe_pool: PoolObserver | None = None,
+        tls: RedisTls | None = None,
     ) -> None:
         self.url = url
         self.label = server_label(url)
         self._limits = limits
+        self._tls = tls or RedisTls()
         self._observe = observe
         self._observe_pool = observe_pool
         self.client: Redis = self._new_client(max_connections=limits.max_connections)
         self.feed_client: Redis = self._new_client(max_connections=None)
         self.scripts: QueueScripts = register_scripts(self.client)
-        self.breaker = ServerBreaker(url, limits.down_seconds)
+        self.breaker = ServerBreaker(self.label, limits.down_seconds)
         self._slots = asyncio.Semaphore(limits.max_connections)
         self._in_use = 0
         self._waiting = 0
@@ -163,6 +199,7 @@ class RedisServer:
             decode_responses=True,
             client_name="cqs",
             max_connections=max_connections,
+            **self._tls.client_options(self.url),
         )
 
     def pool_figures(self) -> PoolFigures:
@@ -259,10 +296,13 @@ class ServerPool:
         *,
         observe: BackendObserver | None = None,
         observe_pool: PoolObserver | None = None,
+        tls: RedisTls | None = None,
     ) -> None:
-        self._ring = HashRing(urls)
+        self._ring = HashRing([ring_node(url) for url in urls])
         self._servers: dict[str, RedisServer] = {
-            url: RedisServer(url, limits, observe=observe, observe_pool=observe_pool)
+            ring_node(url): RedisServer(
+                url, limits, observe=observe, observe_pool=observe_pool, tls=tls
+            )
             for url in urls
         }
         # id of a registered script -> its name (the operation label of its calls)
@@ -277,7 +317,7 @@ class ServerPool:
         return list(self._servers.values())
 
     def url_for(self, queue: QueueIdentity) -> str:
-        """The URL of the Redis server holding the queue (the ring hashes its key)."""
+        """The ring node (URL without credentials) of the Redis server holding the queue."""
         return self._ring.node_for(queue.key)
 
     def holder_of(self, queue: QueueIdentity) -> RedisServer:

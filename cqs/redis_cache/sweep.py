@@ -76,7 +76,7 @@ async def _release_due_on(
             ]
     except StorageError:
         # the breaker logged the outage once; the sweep goes on with the other servers
-        log.debug("skipping the revisibility sweep on %s: unreachable", server.url)
+        log.debug("skipping the revisibility sweep on %s: unreachable", server.label)
     return released
 
 
@@ -120,7 +120,7 @@ async def deferred_store_deletes(
         try:
             found.update(await pool.call(server, _read_store_deletes, server, remaining))
         except StorageError:
-            log.debug("skipping deferred store deletes on %s: unreachable", server.url)
+            log.debug("skipping deferred store deletes on %s: unreachable", server.label)
     return found
 
 

@@ -29,9 +29,11 @@ from cqs import errors, validation
 JSON_TARGET_PREFIX = "AmazonSQS."
 
 # SQS accepts up to 1 MiB of message payload per request (one message, or a whole batch).
-# Percent-encoding a query request can triple non-ASCII text and base64 adds a third to
-# binary attributes, so 4 MiB admits every valid request and still bounds memory.
-DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+# The most a valid request can take on the wire is a query form whose payload is a binary
+# attribute of 0xFF bytes: base64 makes it all `/` (4 bytes per 3), percent-encoding makes
+# each `/` three bytes, 4 times the payload in all; 64 KiB more holds the other parameters
+# of a full batch (ids, names, types, URL). Anything larger is refused before it is read.
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024 + 64 * 1024
 
 # A protocol-neutral result: the output shape's members by their JSON (model) names, as
 # str / int / bool / bytes (binary attribute values) / lists / nested members. None marks

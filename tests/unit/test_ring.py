@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from cqs.redis_cache.ring import HashRing
+from cqs.redis_cache.servers import ring_node, server_label
 
 SERVERS = [f"redis://10.0.0.{index}:6379/0" for index in range(1, 4)]
 QUEUES = [f"queue-{index}" for index in range(10_000)]
@@ -53,3 +54,28 @@ def test_a_ring_refuses_no_servers_and_duplicate_servers() -> None:
         HashRing([])
     with pytest.raises(ValueError):
         HashRing([SERVERS[0], SERVERS[0]])
+
+
+# --- secured URLs: the same place on the ring, no password in a name -------------------------
+
+
+def test_a_password_or_tls_on_a_server_url_moves_no_queue() -> None:
+    plain = ["redis://10.0.0.1:6379/0", "redis://10.0.0.2:6379/0", "redis://10.0.0.3:6379/0"]
+    secured = [
+        "rediss://cqs:pw1@10.0.0.1:6379/0", "redis://:pw2@10.0.0.2:6379/0",
+        "rediss://10.0.0.3:6379/0",
+    ]
+    before = HashRing(plain)
+    after = HashRing([ring_node(url) for url in secured])
+
+    keys = [f"000000000000/us-east-1/q{i}" for i in range(2000)]
+
+    assert [ring_node(url) for url in plain] == plain  # plain URLs keep their own names
+    assert [after.node_for(key) for key in keys] == [before.node_for(key) for key in keys]
+
+
+def test_a_server_label_never_holds_the_user_name_or_password() -> None:
+    url = "rediss://cqs-app:s3cret@redis.internal:6380/2"
+
+    assert server_label(url) == "redis.internal:6380/2"
+    assert "s3cret" not in ring_node(url) and "cqs-app" not in ring_node(url)
