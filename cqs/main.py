@@ -18,13 +18,10 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 
 from aiohttp import web
 
-from admin_ui import PREFIX as ADMIN_PREFIX
-from admin_ui import AdminConsole, AdminCredentials, ConsoleUsers, mount_admin_console
-from admin_ui.users import PASSWORD_FILE_NAME, stored_password
+from admin_ui import mount_admin_console
 from cqs import __version__
 from cqs.cassandra_store import (
     CassandraConnection,
@@ -39,7 +36,7 @@ from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
-from cqs.credentials import CredentialsError, CredentialStore
+from cqs.credentials import CredentialsError
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
@@ -55,6 +52,7 @@ from cqs.operations.authentication import (
     credential_store,
     credentials_reloaded_on_hangup,
 )
+from cqs.operations.console import admin_console, admin_console_hint
 from cqs.operations.embedded import EmbeddedStartError, embedded_backends
 from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
@@ -190,57 +188,6 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
 
     app.cleanup_ctx.append(storage)
     return app
-
-
-def admin_console(
-    settings: Settings, hub: ObservabilityHub, credentials: CredentialStore
-) -> AdminConsole | None:
-    """The admin console's parts, unless `admin_enabled` is off. Its users are the
-    credentials file's `[[admins]]` as the store holds them at each login and request (a
-    reload applies at once); while the file has none, the one `admin_user` with
-    `admin_password`, or the password generated at the first start (kept in the data
-    directory, read only when needed)."""
-    if not settings.admin_enabled:
-        return None
-    settings_user: list[AdminCredentials] = []
-
-    def current_users() -> list[AdminCredentials]:
-        if credentials.admins:
-            return [AdminCredentials(a.user, a.password) for a in credentials.admins.values()]
-        if not settings_user:
-            password = settings.admin_password or stored_password(Path(settings.data_dir))[0]
-            settings_user.append(AdminCredentials(settings.admin_user, password))
-        return settings_user
-
-    return AdminConsole(
-        hub,
-        ConsoleUsers(current_users),
-        session_seconds=settings.admin_session_seconds,
-        login_failures_per_minute=settings.admin_login_attempts_per_minute,
-    )
-
-
-def admin_console_hint(settings: Settings) -> str | None:
-    """The console's URL; at the start that generates its password, the password."""
-    if not settings.admin_enabled:
-        return None
-    url = f"{api_scheme(settings)}://{settings.host}:{settings.port}{ADMIN_PREFIX}/"
-    try:
-        file_admins = len(credential_store(settings).admins)
-    except CredentialsError:
-        return f"cqs admin console: {url}"  # the server refuses the file when it builds the app
-    if file_admins:
-        return f"cqs admin console: {url} ({file_admins} users of {settings.credentials_file})"
-    if settings.admin_password:
-        return f"cqs admin console: {url} (user {settings.admin_user})"
-    password, created = stored_password(Path(settings.data_dir))
-    kept = Path(settings.data_dir) / PASSWORD_FILE_NAME
-    if created:
-        return (
-            f"cqs admin console: {url} user {settings.admin_user} password {password}"
-            f" (generated now; kept in {kept})"
-        )
-    return f"cqs admin console: {url} (user {settings.admin_user}; password in {kept})"
 
 
 def api_process_ids() -> list[int]:

@@ -29,8 +29,8 @@ from cryptography.x509.oid import NameOID
 
 from admin_ui import mount_admin_console
 from cqs.credentials import CredentialStore
-from cqs.main import admin_console
 from cqs.observability.hub import ObservabilityHub
+from cqs.operations.console import admin_console
 from cqs.settings import Settings
 
 SHARED_SECRET = b"standalone console test secret"
