@@ -57,6 +57,28 @@ def is_valid_host(host: str) -> bool:
     return True
 
 
+# An AWS region's shape: two letters, one or more words, a number (us-west-2, us-gov-east-1).
+_REGION_LABEL = r"[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}"
+# SQS endpoint names that carry a region, as AWS and LocalStack form them:
+# sqs.<region>.amazonaws.com, sqs.<region>.localhost.localstack.cloud (and any such suffix),
+# and the legacy <region>.queue.amazonaws.com (<region>.queue.localhost.localstack.cloud).
+_REGIONAL_HOST = re.compile(
+    rf"(?:sqs\.(?P<sqs>{_REGION_LABEL})|(?P<legacy>{_REGION_LABEL})\.queue)\.[a-z0-9.-]+"
+)
+
+
+def region_of_host(host: str | None) -> str | None:
+    """The region a Host header names (`sqs.us-west-2.amazonaws.com:443` -> us-west-2), or
+    None when it names none: only the exact endpoint shapes count, never a guess."""
+    if host is None or not is_valid_host(host):
+        return None
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else ""
+    match = _REGIONAL_HOST.fullmatch(name.lower().rstrip("."))
+    if match is None:
+        return None
+    return match.group("sqs") or match.group("legacy")
+
+
 def queue_url(base_url: str, account_id: str, queue_name: str) -> str:
     return f"{base_url.rstrip('/')}/{account_id}/{queue_name}"
 
