@@ -14,7 +14,7 @@ import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
 
-from cqs.errors import InvalidAddress, InvalidParameterValue, QueueDoesNotExist
+from cqs.errors import InvalidParameterValue, QueueDoesNotExist
 
 # RFC 3986 host[:port], narrowed to what names a server in practice: a DNS-style name (or
 # IPv4 address) of unreserved characters, or a bracketed IPv6 address; a port of 1-5 digits.
@@ -97,17 +97,18 @@ def queue_address_from_url(url: str, default_account_id: str) -> tuple[str, str]
     the host.
 
     Clients often reach the endpoint under another host name than the one in the URL they
-    were given, so the host is not checked. A bare name (no scheme, no slash) names a queue
+    were given, so the host is not checked. A URL naming no queue at all (no path, not a
+    URL) is QueueDoesNotExist (400), as SQS answers it, not InvalidAddress. A bare name (no scheme, no slash) names a queue
     of `default_account_id` (the caller's); whether the caller may reach another account's
     queue is for access control to decide.
     """
     try:
         path = urlsplit(url.strip()).path
     except ValueError as exc:
-        raise InvalidAddress(f"The address {url} is not valid for this endpoint.") from exc
+        raise QueueDoesNotExist("The specified queue does not exist.") from exc
     segments = [unquote(segment) for segment in path.split("/") if segment]
     if not segments:
-        raise InvalidAddress(f"The address {url} is not valid for this endpoint.")
+        raise QueueDoesNotExist("The specified queue does not exist.")
     if len(segments) >= 2:
         return segments[-2], segments[-1]
     return default_account_id, segments[-1]
