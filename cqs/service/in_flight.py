@@ -1,7 +1,9 @@
 """InFlightMessages: what happens to a received message through its receipt handle.
 
 Owns DeleteMessage and ChangeMessageVisibility (and their batches): reading the receipt
-handle, the cache's verdict (done, stale handle, not in flight), the store delete (deferred
+handle, the cache's verdict (done, stale handle, not in flight; as in SQS a delete with a
+handle from before the latest receive succeeds and deletes nothing, and a visibility change
+with one applies to the message), the store delete (deferred
 through the cache while the store is away), and what this process's own deliveries allow
 while the cache is not ready. Also gives back or deletes the messages a move task holds.
 Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
@@ -16,7 +18,6 @@ from cqs import validation
 from cqs.errors import (
     CqsError,
     MessageNotInflight,
-    ReceiptHandleIsInvalid,
     StorageError,
     StorageUnavailable,
 )
@@ -65,10 +66,9 @@ class InFlightMessages:
             self._cache_fill.mark_stale(identity)
             outcome = DeleteOutcome.NOT_CACHED
         if outcome is DeleteOutcome.STALE_HANDLE:
-            raise ReceiptHandleIsInvalid(
-                f'The input receipt handle "{receipt_handle}" is not a valid receipt handle: '
-                "the message was received again since."
-            )
+            # As SQS: a handle from before the latest receive succeeds and deletes nothing;
+            # the message stays with its current holder.
+            return
         self._deliveries.forget(queue.queue_id, handle.message_id)
         try:
             await self._store.delete(queue, handle.message_id)
@@ -104,11 +104,7 @@ class InFlightMessages:
                 cache_ready = await self._messages.state(identity) is CacheState.READY
         except StorageUnavailable:
             outcome, cache_ready = VisibilityOutcome.NOT_IN_FLIGHT, False
-        if outcome is VisibilityOutcome.STALE_HANDLE:
-            raise ReceiptHandleIsInvalid(
-                f'The input receipt handle "{receipt_handle}" is not a valid receipt handle: '
-                "the message was received again since."
-            )
+        # Any handle of the message applies (as SQS), one from an earlier receive too.
         if outcome is VisibilityOutcome.CHANGED:
             self._deliveries.extend(queue.queue_id, handle.message_id, visible_at)
             return

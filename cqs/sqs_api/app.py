@@ -8,7 +8,9 @@ error in the request's protocol, and an `x-amzn-RequestId` on every answer. Any 
 the error table does not map is logged with its traceback and answered as a 500
 InternalError. With a key lookup (auth verify) every request's SigV4 signature is checked
 (`signatures.py`) right after its body is read, before anything else, and the signing key's
-account is the caller's; without one (auth off) every caller is the server's own account.
+account is the caller's; without one (auth off) every caller is the server's own account,
+acting in the region its credential scope (read, not verified) or its Host names, else the
+server's: regions are separate namespaces either way.
 
 Imports aiohttp, the service (for its type), `cqs.validation` and the other `sqs_api`
 modules; never Redis, Cassandra or any adapter: `cqs/main.py` builds the service and hands
@@ -58,8 +60,8 @@ from cqs.sqs_api.protocol import (
     detect_protocol,
 )
 from cqs.sqs_api.query_codec import XML_CONTENT_TYPE, render_query_result
-from cqs.sqs_api.signatures import KeyLookup, ReceivedRequest, verify
-from cqs.sqs_api.urls import base_url_for, queue_url
+from cqs.sqs_api.signatures import KeyLookup, ReceivedRequest, claimed_region, verify
+from cqs.sqs_api.urls import base_url_for, queue_url, region_of_host
 
 logger = logging.getLogger(__name__)
 
@@ -202,13 +204,18 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
 
 
 async def _caller(request: web.Request, settings: ApiSettings, body: bytes) -> Caller:
-    """Who sent the request: with auth off the server's own account; with auth verify the
-    signing key's, in the region its credential scope names (or an AuthenticationError)."""
-    if settings.access_keys is None:
-        return Caller(settings.account_id, settings.region, secure_transport=request.secure)
+    """Who sent the request: with auth off the server's own account, in the region the
+    (unverified) credential scope names, else the one the Host names, else the server's;
+    with auth verify the signing key's, in the region its credential scope names (or an
+    AuthenticationError)."""
     received = ReceivedRequest(
         request.method, request.raw_path, tuple(request.headers.items()), body, request.secure
     )
+    if settings.access_keys is None:
+        region = (
+            claimed_region(received) or region_of_host(request.host) or settings.region
+        )
+        return Caller(settings.account_id, region, secure_transport=request.secure)
     try:
         if len(body) > _VERIFY_IN_THREAD_BYTES:
             verified = await asyncio.to_thread(verify, received, settings.access_keys)

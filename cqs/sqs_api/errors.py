@@ -49,6 +49,7 @@ class WireError:
     status: int
     sender_fault: bool = True
     default_message: str = ""
+    query_message: str = ""  # the query protocol's own wording, when AWS's differs there
 
     @property
     def fault(self) -> str:
@@ -115,9 +116,11 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "RequestEntityTooLarge", "RequestEntityTooLarge", 413, "The request body is too large."
     ),
     # queues
-    errors.QueueDoesNotExist: _sqs(
-        _AWS + "NonExistentQueue", "QueueDoesNotExist", 400,
+    # AWS words it differently per protocol (and the query text names the WSDL).
+    errors.QueueDoesNotExist: WireError(
+        _AWS + "NonExistentQueue", _SQS + "QueueDoesNotExist", 400, True,
         "The specified queue does not exist.",
+        "The specified queue does not exist for this wsdl version.",
     ),
     errors.QueueNameExists: _sqs(
         "QueueAlreadyExists", "QueueNameExists", 400,
@@ -244,8 +247,11 @@ def is_mapped(error_class: type[errors.CqsError]) -> bool:
     )
 
 
-def client_message(error: errors.CqsError) -> str:
-    return error.message or wire_error_for(error).default_message
+def client_message(error: errors.CqsError, protocol_is_query: bool = False) -> str:
+    wire = wire_error_for(error)
+    if protocol_is_query and wire.query_message:
+        return wire.query_message
+    return error.message or wire.default_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +283,8 @@ def render_query_error(error: errors.CqsError, request_id: str) -> RenderedError
     body = (
         f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}">'
         f"<Error><Type>{wire.fault}</Type><Code>{xml_text(wire.query_code)}</Code>"
-        f"<Message>{xml_text(client_message(error))}</Message><Detail/></Error>"
+        f"<Message>{xml_text(client_message(error, protocol_is_query=True))}</Message>"
+        "<Detail/></Error>"
         f"<RequestId>{xml_text(request_id)}</RequestId></ErrorResponse>"
     )
     return RenderedError(

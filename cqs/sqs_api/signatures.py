@@ -33,6 +33,7 @@ from botocore.credentials import ReadOnlyCredentials
 
 from cqs.credentials import AccessKey
 from cqs.errors import (
+    AuthenticationError,
     IncompleteSignature,
     InvalidClientTokenId,
     MissingAuthenticationToken,
@@ -138,6 +139,32 @@ def verify(request: ReceivedRequest, lookup: KeyLookup, now: float | None = None
             " Check your AWS Secret Access Key and signing method."
         )
     return Verified(key, claims.region)
+
+
+def claimed_region(request: ReceivedRequest) -> str | None:
+    """The region the request's SigV4 credential scope names, read but NOT verified (auth
+    off: SDKs sign even with made-up keys); None when it carries no readable credentials.
+
+    The same parsing as `verify` (Authorization header, else presigned X-Amz-Credential),
+    so what a verified request would be scoped to is what an unverified one is given."""
+    _, _, query = request.target.partition("?")
+    params = parse_qsl(query, keep_blank_values=True)
+    authorization = request.header_values("authorization")
+    try:
+        if authorization:
+            claims = _from_header(request, authorization)
+        elif any(name in _PRESIGNED_PARAMETERS for name, _ in params):
+            claims = _from_query(params)
+        else:
+            return None
+    except AuthenticationError:  # unreadable credentials: as if there were none
+        return None
+    return claims.region if is_region_name(claims.region) else None
+
+
+def is_region_name(text: str) -> bool:
+    """Whether `text` has the shape a credential scope's region must have."""
+    return _REGION.fullmatch(text) is not None
 
 
 # --- reading the claims --------------------------------------------------------------------

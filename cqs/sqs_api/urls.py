@@ -14,7 +14,7 @@ import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
 
-from cqs.errors import InvalidAddress, InvalidParameterValue, QueueDoesNotExist
+from cqs.errors import InvalidParameterValue, QueueDoesNotExist
 
 # RFC 3986 host[:port], narrowed to what names a server in practice: a DNS-style name (or
 # IPv4 address) of unreserved characters, or a bracketed IPv6 address; a port of 1-5 digits.
@@ -57,6 +57,28 @@ def is_valid_host(host: str) -> bool:
     return True
 
 
+# An AWS region's shape: two letters, one or more words, a number (us-west-2, us-gov-east-1).
+_REGION_LABEL = r"[a-z]{2}(?:-[a-z]+)+-[0-9]{1,2}"
+# SQS endpoint names that carry a region, as AWS and LocalStack form them:
+# sqs.<region>.amazonaws.com, sqs.<region>.localhost.localstack.cloud (and any such suffix),
+# and the legacy <region>.queue.amazonaws.com (<region>.queue.localhost.localstack.cloud).
+_REGIONAL_HOST = re.compile(
+    rf"(?:sqs\.(?P<sqs>{_REGION_LABEL})|(?P<legacy>{_REGION_LABEL})\.queue)\.[a-z0-9.-]+"
+)
+
+
+def region_of_host(host: str | None) -> str | None:
+    """The region a Host header names (`sqs.us-west-2.amazonaws.com:443` -> us-west-2), or
+    None when it names none: only the exact endpoint shapes count, never a guess."""
+    if host is None or not is_valid_host(host):
+        return None
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else ""
+    match = _REGIONAL_HOST.fullmatch(name.lower().rstrip("."))
+    if match is None:
+        return None
+    return match.group("sqs") or match.group("legacy")
+
+
 def queue_url(base_url: str, account_id: str, queue_name: str) -> str:
     return f"{base_url.rstrip('/')}/{account_id}/{queue_name}"
 
@@ -75,17 +97,18 @@ def queue_address_from_url(url: str, default_account_id: str) -> tuple[str, str]
     the host.
 
     Clients often reach the endpoint under another host name than the one in the URL they
-    were given, so the host is not checked. A bare name (no scheme, no slash) names a queue
+    were given, so the host is not checked. A URL naming no queue at all (no path, not a
+    URL) is QueueDoesNotExist (400), as SQS answers it, not InvalidAddress. A bare name (no scheme, no slash) names a queue
     of `default_account_id` (the caller's); whether the caller may reach another account's
     queue is for access control to decide.
     """
     try:
         path = urlsplit(url.strip()).path
     except ValueError as exc:
-        raise InvalidAddress(f"The address {url} is not valid for this endpoint.") from exc
+        raise QueueDoesNotExist("The specified queue does not exist.") from exc
     segments = [unquote(segment) for segment in path.split("/") if segment]
     if not segments:
-        raise InvalidAddress(f"The address {url} is not valid for this endpoint.")
+        raise QueueDoesNotExist("The specified queue does not exist.")
     if len(segments) >= 2:
         return segments[-2], segments[-1]
     return default_account_id, segments[-1]

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 import pytest
 
 from cqs.errors import (
-    InvalidAddress,
     InvalidParameterValue,
     MalformedRequest,
     MissingParameter,
@@ -168,8 +167,8 @@ def test_a_queue_url_of_another_account_names_no_queue_here(url: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["", "http://localhost:9324/", "http://[bad"])
-def test_a_queue_url_without_a_queue_name_is_an_invalid_address(url: str) -> None:
-    with pytest.raises(InvalidAddress):
+def test_a_queue_url_without_a_queue_name_names_no_queue(url: str) -> None:
+    with pytest.raises(QueueDoesNotExist):
         queue_name_from_url(url, ACCOUNT)
 
 

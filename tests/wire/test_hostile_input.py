@@ -453,13 +453,13 @@ def test_a_queue_url_of_this_account_under_another_host_name_is_served(
     assert reply.status == 200, reply.body
 
 
-def test_an_unparseable_queue_url_keeps_its_invalid_address_error(
+def test_an_unparseable_queue_url_names_no_queue(
     json_request: JsonClient,
 ) -> None:
     reply = json_request("SendMessage", {"QueueUrl": "http://[bad", "MessageBody": "x"})
 
-    assert reply.status == 404, reply.body
-    assert reply.code_boto3_shows == "InvalidAddress"
+    assert reply.status == 400, reply.body
+    assert reply.code_boto3_shows == "AWS.SimpleQueueService.NonExistentQueue"
 
 
 # --- 5. query syntax: broken escapes and repeated parameters ---------------------------------------

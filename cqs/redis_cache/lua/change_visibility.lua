@@ -6,10 +6,10 @@
 --       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] message id  [2] receipt nonce  [3] new visible-at ms  [4] now ms  [5] queue name
 --       [6] arrivals channel
--- Returns: 'changed', 'not_in_flight' or 'stale_handle' (VisibilityOutcome values).
+-- Returns: 'changed' or 'not_in_flight' (VisibilityOutcome values).
 -- A message whose timeout has passed counts as visible even before the sweep moves it.
--- The handle matches when the stored nonce equals its nonce or is empty (loaded in flight
--- by a fill after an outage: the handle came from the store).
+-- Any handle of the message counts, even one from an earlier receive (ARGV[2] is unused):
+-- SQS applies ChangeMessageVisibility with an old receipt handle to the message.
 -- visible-at <= now puts the message back at the head of the visible list (and publishes
 -- the queue name on the arrivals channel if a long poll listens).
 --!include _common.lua
@@ -18,9 +18,8 @@ local score = redis.call('ZSCORE', KEYS[5], id)
 if not score then
   return 'not_in_flight'
 end
-local receipt = redis.call('HGET', KEYS[4], id)
-if not receipt or not handle_matches(receipt, ARGV[2]) then
-  return 'stale_handle'
+if not redis.call('HGET', KEYS[4], id) then
+  return 'not_in_flight'
 end
 local now = tonumber(ARGV[4])
 if tonumber(score) <= now then

@@ -1,4 +1,5 @@
--- delete: remove one message unless it was received again since the caller's receive.
+-- delete: remove one message unless it was received again since the caller's receive
+-- (then nothing changes: SQS answers such a delete with success and keeps the message).
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
@@ -12,17 +13,18 @@
 -- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
 --!include _common.lua
 local id = ARGV[1]
+local receipt = redis.call('HGET', KEYS[4], id)
+local in_flight = receipt and redis.call('ZSCORE', KEYS[5], id)
+if in_flight and not handle_matches(receipt, ARGV[2]) then
+  return 'stale_handle'  -- nothing remembered: the current holder's delete still counts
+end
 if is_filling(redis.call('GET', KEYS[1])) then
   redis.call('SADD', KEYS[7], id)
 end
-local receipt = redis.call('HGET', KEYS[4], id)
 if not receipt then
   return 'not_cached'
 end
-if redis.call('ZSCORE', KEYS[5], id) then
-  if not handle_matches(receipt, ARGV[2]) then
-    return 'stale_handle'
-  end
+if in_flight then
   redis.call('ZREM', KEYS[5], id)
   lock_group(id, -1)
 elseif redis.call('ZREM', KEYS[6], id) == 0 then
