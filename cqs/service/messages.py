@@ -59,6 +59,12 @@ def build_message(queue: Queue, request: SendRequest, now_ms: int, sender_id: st
         deduplication_id = request.message_deduplication_id or hashlib.sha256(
             request.body.encode("utf-8")
         ).hexdigest()
+    else:
+        # A fair queue's tenant id is accepted and checked, not kept: cqs does not yet
+        # schedule standard queues by tenant (docs/compatibility.md).
+        validation.validate_standard_send(
+            request.message_group_id, request.message_deduplication_id
+        )
     if request.delay_seconds is None or queue.fifo:
         delay = queue.delay_seconds
     else:
@@ -102,8 +108,6 @@ def received_message(
     handle = signer.issue(
         ReceiptHandle(queue.identity.key, message.message_id, delivery.receipt_nonce)
     )
-    wanted = set(request.system_attribute_names)
-    everything = "All" in wanted
     system: dict[str, str] = {
         "SenderId": message.sender_id,
         "SentTimestamp": str(message.sent_timestamp_ms),
@@ -119,7 +123,10 @@ def received_message(
         system["MessageDeduplicationId"] = message.deduplication_id
     if message.sequence_number is not None:
         system["SequenceNumber"] = format_sequence_number(message.sequence_number)
-    attributes = {k: v for k, v in system.items() if everything or k in wanted}
+    attributes = {
+        k: v for k, v in system.items()
+        if validation.message_attribute_selected(k, request.system_attribute_names)
+    }
     selected = {
         k: v
         for k, v in message.message_attributes.items()

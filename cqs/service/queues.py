@@ -142,7 +142,9 @@ class Queues:
         self, identity: QueueIdentity, attributes: Mapping[str, str]
     ) -> None:
         queue = await self._directory.get(identity)
-        given = validation.normalize_queue_attributes(attributes, creating=False)
+        given = validation.normalize_queue_attributes(
+            attributes, creating=False, queue_is_fifo=queue.fifo
+        )
         validation.validate_queue_type_attributes({**queue.attributes, **given}, queue.fifo)
         await self._dead_letters.check_redrive_policy(identity, given, queue.fifo)
         merged = {**queue.attributes, **given}
@@ -166,6 +168,7 @@ class Queues:
 
     async def tag_queue(self, identity: QueueIdentity, tags: Mapping[str, str]) -> None:
         queue = await self._directory.get(identity)
+        validation.validate_tags_given(tags)
         validation.validate_tags(tags, queue.tags.keys(), identity.name)
         await self._directory.save(replace(queue, tags={**queue.tags, **tags}))
 

@@ -54,6 +54,12 @@ class Sender:
         validation.validate_batch_entries([entry_id for entry_id, _ in entries])
         total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
         validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
+        if queue.fifo:  # an entry without them fails the whole batch, as in SQS
+            for _, request in entries:
+                validation.validate_fifo_requirements(
+                    request.message_group_id, request.message_deduplication_id,
+                    queue.content_based_deduplication,
+                )
         now_ms = self._now_ms()
         built: list[tuple[str, Message]] = []
         failed: list[BatchFailure] = []

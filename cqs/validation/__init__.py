@@ -20,8 +20,10 @@ from cqs.validation.fifo import (
     FIFO_ONLY_QUEUE_ATTRIBUTES,
     FIFO_QUEUE_DEFAULTS,
     validate_fifo_identifier,
+    validate_fifo_requirements,
     validate_fifo_send,
     validate_queue_type_attributes,
+    validate_standard_send,
 )
 from cqs.validation.limits import (
     MAX_ATTRIBUTE_NAME_LENGTH,
@@ -75,6 +77,7 @@ from cqs.validation.queues import (
 from cqs.validation.tags import (
     validate_tag_keys,
     validate_tags,
+    validate_tags_given,
 )
 from cqs.validation.text import (
     UnreadableJson,
@@ -125,6 +128,7 @@ __all__ = [
     "validate_batch_size",
     "validate_delay_seconds",
     "validate_fifo_identifier",
+    "validate_fifo_requirements",
     "validate_fifo_send",
     "validate_max_number_of_messages",
     "validate_message_attributes",
@@ -133,8 +137,10 @@ __all__ = [
     "validate_message_system_attributes",
     "validate_queue_name",
     "validate_queue_type_attributes",
+    "validate_standard_send",
     "validate_tag_keys",
     "validate_tags",
+    "validate_tags_given",
     "validate_text",
     "validate_visibility_timeout",
     "validate_wait_time_seconds",

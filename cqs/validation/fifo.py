@@ -59,26 +59,48 @@ def validate_queue_type_attributes(attributes: Mapping[str, str], fifo: bool) ->
         )
 
 
+def validate_fifo_requirements(
+    group_id: str | None, deduplication_id: str | None, content_based_deduplication: bool
+) -> None:
+    """What every message to a FIFO queue must carry: a group id, and a deduplication id
+    unless the queue deduplicates by content. SQS refuses a whole SendMessageBatch when
+    one entry lacks them, so a batch checks this for every entry before anything else."""
+    if group_id is None:
+        raise MissingParameter("The request must contain the parameter MessageGroupId.")
+    if deduplication_id is None and not content_based_deduplication:
+        raise InvalidParameterValue(
+            "The queue should either have ContentBasedDeduplication enabled or"
+            " MessageDeduplicationId provided explicitly"
+        )
+
+
 def validate_fifo_send(
     group_id: str | None,
     deduplication_id: str | None,
     delay_seconds: int | None,
     content_based_deduplication: bool,
 ) -> None:
-    """What SendMessage to a FIFO queue needs: a group id, a deduplication id unless the
-    queue deduplicates by content, and no per-message delay."""
-    if group_id is None:
-        raise MissingParameter("The request must contain the parameter MessageGroupId.")
-    validate_fifo_identifier(group_id, "MessageGroupId")
+    """What SendMessage to a FIFO queue needs: the FIFO requirements, well-formed ids and no
+    per-message delay (the last two fail only their entry in a batch)."""
+    validate_fifo_requirements(group_id, deduplication_id, content_based_deduplication)
+    validate_fifo_identifier(group_id or "", "MessageGroupId")
     if deduplication_id is not None:
         validate_fifo_identifier(deduplication_id, "MessageDeduplicationId")
-    elif not content_based_deduplication:
-        raise InvalidParameterValue(
-            "The queue should either have ContentBasedDeduplication enabled or"
-            " MessageDeduplicationId provided explicitly"
-        )
     if delay_seconds:
-        raise InvalidParameterValue(
-            f"Value {delay_seconds} for parameter DelaySeconds is invalid. Reason: The request"
-            " include parameter that is not valid for this queue type."
-        )
+        raise _not_for_this_queue_type("DelaySeconds", delay_seconds)
+
+
+def validate_standard_send(group_id: str | None, deduplication_id: str | None) -> None:
+    """A standard queue takes a MessageGroupId (it names the tenant of a fair queue) but
+    refuses a MessageDeduplicationId, which only FIFO queues know."""
+    if group_id is not None:
+        validate_fifo_identifier(group_id, "MessageGroupId")
+    if deduplication_id is not None:
+        raise _not_for_this_queue_type("MessageDeduplicationId", deduplication_id)
+
+
+def _not_for_this_queue_type(parameter: str, value: object) -> InvalidParameterValue:
+    return InvalidParameterValue(
+        f"Value {value} for parameter {parameter} is invalid. Reason: The request include"
+        " parameter that is not valid for this queue type."
+    )

@@ -193,15 +193,22 @@ def validate_message_size(size: int, maximum: int) -> None:
         )
 
 
-def message_attribute_selected(name: str, requested: Sequence[str]) -> bool:
-    """Whether ReceiveMessage's MessageAttributeNames ask for the attribute `name`.
+# What selects every attribute: `All` as documented, `.*` as documented for message
+# attributes, and `*`, which SQS also honours (LocalStack recorded it against SQS).
+_SELECT_ALL = frozenset({"All", ".*", "*"})
 
-    `All` and `.*` select everything; `prefix.*` selects names starting with `prefix.`;
-    anything else must equal the name.
+
+def message_attribute_selected(name: str, requested: Sequence[str]) -> bool:
+    """Whether ReceiveMessage's attribute names (MessageAttributeNames, or the system
+    attribute names) ask for the attribute `name`.
+
+    `All`, `.*` and `*` select everything; `prefix.*` selects the names that start with
+    `prefix` (so `Custom.*` selects `Custom.a` and `Customer`, as SQS does); anything else
+    must equal the name, case included. Names that match nothing are ignored, not refused.
     """
     for pattern in requested:
-        if pattern in ("All", ".*") or pattern == name:
+        if pattern in _SELECT_ALL or pattern == name:
             return True
-        if pattern.endswith(".*") and name.startswith(pattern[:-1]):
+        if pattern.endswith(".*") and name.startswith(pattern[:-2]):
             return True
     return False

@@ -9,6 +9,7 @@ library only.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -99,19 +100,30 @@ def validate_queue_name(name: str, fifo: bool = False) -> None:
         )
 
 
-def normalize_queue_attributes(attributes: Mapping[str, str], *, creating: bool) -> dict[str, str]:
+def normalize_queue_attributes(
+    attributes: Mapping[str, str], *, creating: bool, queue_is_fifo: bool = False
+) -> dict[str, str]:
     """Checks queue attributes a client sets and returns them in stored form.
 
-    Integers become plain decimal without leading zeros, booleans lowercase; JSON policies
-    and the KMS key id are kept as given. Defaults are not filled in here. `FifoQueue` is
-    accepted only when `creating`; whether a FIFO queue can be created is the service's call.
+    Integers become plain decimal without leading zeros, booleans lowercase, RedrivePolicy
+    and RedriveAllowPolicy compact JSON as SQS returns them; Policy and the KMS key id are
+    kept as given. Defaults are not filled in here. `FifoQueue` fixes the queue type when
+    `creating`; afterwards a standard queue does not know it and a FIFO queue
+    (`queue_is_fifo`) takes only `true`, which changes nothing, as in SQS.
     """
     normalized: dict[str, str] = {}
     for name, value in attributes.items():
-        if name not in SETTABLE_QUEUE_ATTRIBUTES or (
-            name in CREATE_ONLY_QUEUE_ATTRIBUTES and not creating
-        ):
+        if name not in SETTABLE_QUEUE_ATTRIBUTES:
             raise InvalidAttributeName(f"Unknown Attribute {name}.")
+        if name in CREATE_ONLY_QUEUE_ATTRIBUTES and not creating:
+            if not queue_is_fifo:
+                raise InvalidAttributeName(f"Unknown Attribute {name}.")
+            if value.lower() != "true":
+                raise InvalidAttributeValue(
+                    f"Invalid value for the parameter {name}. Reason: Modifying queue type is"
+                    " not supported."
+                )
+            continue
         normalized[name] = _normalize_queue_attribute(name, value)
     return normalized
 
@@ -133,9 +145,9 @@ def _normalize_queue_attribute(name: str, value: str) -> str:
     if name == "Policy":
         _parse_json_object(name, value)
     elif name == "RedrivePolicy":
-        _validate_redrive_policy(value)
+        return _canonical_redrive_policy(value)
     elif name == "RedriveAllowPolicy":
-        _validate_redrive_allow_policy(value)
+        return _canonical_redrive_allow_policy(value)
     return value
 
 
@@ -156,10 +168,17 @@ def _parse_json_object(name: str, value: str) -> dict[str, object] | None:
     return parsed
 
 
-def _validate_redrive_policy(value: str) -> None:
+def _compact_json(document: Mapping[str, object]) -> str:
+    """JSON as SQS gives policies back: no spaces, the members in SQS's order."""
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def _canonical_redrive_policy(value: str) -> str:
+    """The RedrivePolicy as SQS stores and returns it: `maxReceiveCount` a number even
+    when given as a string, other members dropped; "" (which clears it) stays ""."""
     policy = _parse_json_object("RedrivePolicy", value)
     if policy is None:
-        return
+        return value
     target = policy.get("deadLetterTargetArn")
     if not isinstance(target, str) or not target:
         raise InvalidParameterValue(
@@ -175,12 +194,14 @@ def _validate_redrive_policy(value: str) -> None:
             f" maxReceiveCount: {policy.get('maxReceiveCount')}, valid values are from 1 to"
             f" {MAX_RECEIVE_COUNT} both inclusive."
         )
+    return _compact_json({"deadLetterTargetArn": target, "maxReceiveCount": count})
 
 
-def _validate_redrive_allow_policy(value: str) -> None:
+def _canonical_redrive_allow_policy(value: str) -> str:
+    """The RedriveAllowPolicy as SQS returns it: compact, sourceQueueArns only for byQueue."""
     policy = _parse_json_object("RedriveAllowPolicy", value)
     if policy is None:
-        return
+        return value
     permission = policy.get("redrivePermission")
     sources = policy.get("sourceQueueArns")
     if permission not in ("allowAll", "denyAll", "byQueue"):
@@ -192,8 +213,10 @@ def _validate_redrive_allow_policy(value: str) -> None:
             or not all(isinstance(arn, str) and arn for arn in sources)
         ):
             raise _invalid_attribute_value("RedriveAllowPolicy")
-    elif sources is not None:
+        return _compact_json({"redrivePermission": permission, "sourceQueueArns": sources})
+    if sources is not None:
         raise _invalid_attribute_value("RedriveAllowPolicy")
+    return _compact_json({"redrivePermission": permission})
 
 
 def validate_attribute_names_for_get(names: Iterable[str]) -> list[str]:

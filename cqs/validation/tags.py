@@ -34,17 +34,28 @@ def validate_tags(
         raise TooManyTags(f"Too many tags added for queue {queue_name}.")
 
 
+def validate_tags_given(tags: Mapping[str, str]) -> None:
+    """TagQueue needs at least one tag (CreateQueue may have none)."""
+    if not tags:
+        raise MissingParameter("The request must contain the parameter Tags.")
+
+
 def validate_tag_keys(keys: Sequence[str]) -> None:
-    """UntagQueue's keys: at least one, each 1-128 characters."""
+    """UntagQueue's keys: at least one, each 1-128 characters. No key at all is answered
+    as SQS does, with the key-length message."""
     if not keys:
-        raise MissingParameter("The request must contain the parameter TagKeys.")
+        raise _key_length_error()
     for key in keys:
         _validate_tag_key(key)
 
 
 def _validate_tag_key(key: str) -> None:
     if not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
-        raise InvalidParameterValue(
-            f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters in length."
-        )
+        raise _key_length_error()
     validate_text(key, "TagKey")
+
+
+def _key_length_error() -> InvalidParameterValue:
+    return InvalidParameterValue(
+        f"Tag keys must be between 1 and {MAX_TAG_KEY_LENGTH} characters in length."
+    )

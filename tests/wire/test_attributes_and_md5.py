@@ -88,7 +88,7 @@ def _send_named(speaker: Speaker, url: str) -> None:
         ([".*"], {"foo.a", "foo.b", "food", "bar"}),
         (["bar"], {"bar"}),
         (["foo.a", "bar"], {"foo.a", "bar"}),
-        (["foo.*"], {"foo.a", "foo.b"}),
+        (["foo.*"], {"foo.a", "foo.b", "food"}),  # a prefix, no dot needed, as in SQS
         (["missing"], set()),
         ([], set()),
     ],

@@ -306,10 +306,12 @@ def test_a_batch_numbers_its_messages_and_deduplicates_within_itself(
         {"Id": "one", "MessageBody": "1", "MessageGroupId": "g", "MessageDeduplicationId": "a"},
         {"Id": "two", "MessageBody": "2", "MessageGroupId": "g", "MessageDeduplicationId": "b"},
         {"Id": "dup", "MessageBody": "3", "MessageGroupId": "g", "MessageDeduplicationId": "a"},
-        {"Id": "bad", "MessageBody": "4", "MessageDeduplicationId": "c"},
+        {"Id": "bad", "MessageBody": "4", "MessageGroupId": "a b", "MessageDeduplicationId": "c"},
     ])
+    # A malformed id fails its entry; a missing one would fail the whole batch (see
+    # test_request_rules.py).
     assert set(outcome.successful) == {"one", "two", "dup"}
-    assert outcome.failed["bad"]["Code"] == "MissingParameter"
+    assert outcome.failed["bad"]["Code"] == "InvalidParameterValue"
     one, two, dup = (outcome.successful[k] for k in ("one", "two", "dup"))
     assert dup["MessageId"] == one["MessageId"]
     assert int(one["SequenceNumber"]) < int(two["SequenceNumber"])
