@@ -57,6 +57,15 @@ def valid_request(action: str, scene: Scene) -> Members:
     return copy.deepcopy(requests[action])
 
 
+class Placeholder(Scene):
+    """Names only, for collecting the cases before any server runs."""
+
+    def __init__(self) -> None:
+        self.endpoint = "http://placeholder"
+        self.queue_url = "http://placeholder/000000000000/q"
+        self.queue_arn = "arn:aws:sqs:us-east-1:000000000000:q"
+
+
 def operation_names() -> list[str]:
     return list(service_model("json").operation_names)
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.wire.model.baselines import (
+    Placeholder,
     operation_names,
     path_name,
     required_paths,
@@ -33,19 +34,10 @@ _NOT_MISSING_PARAMETER = {
 }
 
 
-class _Placeholder(Scene):
-    """Names only, for collecting the cases before any server runs."""
-
-    def __init__(self) -> None:
-        self.endpoint = "http://placeholder"
-        self.queue_url = "http://placeholder/000000000000/q"
-        self.queue_arn = "arn:aws:sqs:us-east-1:000000000000:q"
-
-
 def _cases() -> list[Any]:
     cases = []
     for action in operation_names():
-        for path in required_paths(action, valid_request(action, _Placeholder())):
+        for path in required_paths(action, valid_request(action, Placeholder())):
             for protocol in PROTOCOLS:
                 cases.append(pytest.param(
                     protocol, action, path, id=f"{protocol}-{path_name(action, path)}"

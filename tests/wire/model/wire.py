@@ -116,6 +116,13 @@ def send(endpoint: str, protocol: str, action: str, members: Members) -> Answer:
     return Answer("query", query_reply.status, code, query_reply.body)
 
 
+def send_json_as_is(endpoint: str, action: str, members: Members) -> Answer:
+    """`members` as a JSON body without botocore's serializer, which would coerce a value of
+    the wrong type (a string where a list belongs becomes a list of its characters)."""
+    reply = send_json(endpoint, action, members)
+    return _json_answer(action, reply.status, reply.headers, reply.body)
+
+
 def call_ok(endpoint: str, action: str, members: Members) -> Any:
     """A setup call over JSON that must succeed; its decoded answer."""
     answer = send(endpoint, "json", action, members)
