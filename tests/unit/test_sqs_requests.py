@@ -363,7 +363,12 @@ def test_a_batch_without_entries_is_read_as_empty_for_the_service_to_reject() ->
     params = query(Action="DeleteMessageBatch", QueueUrl=URL).query_params
 
     assert DeleteMessageBatchRequest.from_query(params).entries == ()
-    assert DeleteMessageBatchRequest.from_json({"QueueUrl": URL}).entries == ()
+    assert DeleteMessageBatchRequest.from_json({"QueueUrl": URL, "Entries": []}).entries == ()
+
+
+def test_a_json_batch_without_the_entries_member_is_missing_parameter() -> None:
+    with pytest.raises(MissingParameter):
+        DeleteMessageBatchRequest.from_json({"QueueUrl": URL})
 
 
 def test_list_queues_needs_no_parameters() -> None:

@@ -20,8 +20,8 @@ from cqs.model import SendRequest
 from cqs.sqs_api.requests.fields import (
     JsonBody,
     QueryParams,
-    json_objects,
     json_required_int,
+    json_required_objects,
     json_required_str,
     query_groups,
     query_required,
@@ -35,13 +35,17 @@ Entry = TypeVar("Entry")
 def _query_entries(
     params: QueryParams, prefix: str, read_entry: Callable[[QueryParams], Entry]
 ) -> tuple[Entry, ...]:
-    """The `prefix.1.*`, `prefix.2.*`... entries in index order, each read by `read_entry`."""
+    """The `prefix.1.*`, `prefix.2.*`... entries in index order, each read by `read_entry`.
+
+    A query request cannot tell no entries from an empty list: either is EmptyBatchRequest
+    (the service's to raise), as SQS answers it; JSON without `Entries` is MissingParameter.
+    """
     return tuple(read_entry(entry) for entry in query_groups(params, prefix))
 
 
 def _json_entries(body: JsonBody, read_entry: Callable[[JsonBody], Entry]) -> tuple[Entry, ...]:
     """The objects of `Entries` in the client's order, each read by `read_entry`."""
-    return tuple(read_entry(entry) for entry in json_objects(body, "Entries"))
+    return tuple(read_entry(entry) for entry in json_required_objects(body, "Entries"))
 
 
 def _send_entry_from_query(entry: QueryParams) -> tuple[str, SendRequest]:

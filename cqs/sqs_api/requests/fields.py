@@ -5,6 +5,9 @@ protocol every request type follows, and the field readers: the query protocol's
 names (`Attribute.1.Name`, `MessageAttribute.1.Value.StringValue`, `TagKey.1`...) and the JSON
 members (strings, integers, lists, maps, objects). They check only presence and types
 (MissingParameter, InvalidParameterValue for a value of the wrong type or a non-integer).
+A required list or map is present when the request names it at all: in JSON even empty
+(`[]`, `{}`); in the query protocol by an entry, or by the bare name with an empty value,
+which is how botocore sends an empty list.
 
 Imports `cqs.model` and `cqs.errors` only: never aiohttp, the service or storage.
 """
@@ -115,6 +118,18 @@ def query_list(params: QueryParams, *prefixes: str) -> tuple[str, ...]:
     return tuple(values) if len(prefixes) == 1 else tuple(dict.fromkeys(values))
 
 
+def query_has(params: QueryParams, prefix: str) -> bool:
+    """Whether the request names the list or map `prefix` (an entry, or the bare name)."""
+    head = prefix + "."
+    return prefix in params or any(key.startswith(head) for key in params)
+
+
+def query_required_list(params: QueryParams, prefix: str) -> tuple[str, ...]:
+    if not query_has(params, prefix):
+        raise missing_parameter(prefix + ".N")
+    return query_list(params, prefix)
+
+
 def query_groups(params: QueryParams, prefix: str) -> list[dict[str, str]]:
     """The sub-parameters of `prefix.1.*`, `prefix.2.*`... in index order."""
     groups: dict[int, dict[str, str]] = {}
@@ -143,6 +158,14 @@ def query_string_map(
             raise missing_parameter(f"{prefix}.N.{value_name}")
         result[pair[key_name]] = pair[value_name]
     return result
+
+
+def query_required_string_map(
+    params: QueryParams, prefix: str, key_name: str, value_name: str
+) -> dict[str, str]:
+    if not query_has(params, prefix):
+        raise missing_parameter(f"{prefix}.N.{key_name}")
+    return query_string_map(params, prefix, key_name, value_name)
 
 
 def query_message_attributes(
@@ -218,6 +241,12 @@ def json_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def json_required_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
+    if body.get(name) is None:
+        raise missing_parameter(name)
+    return json_str_list(body, name)
+
+
 def json_str_map(body: JsonBody, name: str) -> dict[str, str]:
     value = body.get(name)
     if value is None:
@@ -225,6 +254,12 @@ def json_str_map(body: JsonBody, name: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
         raise _wrong_type(name, "a map of strings")
     return dict(value)
+
+
+def json_required_str_map(body: JsonBody, name: str) -> dict[str, str]:
+    if body.get(name) is None:
+        raise missing_parameter(name)
+    return json_str_map(body, name)
 
 
 def _json_object(value: object, name: str) -> JsonBody:
@@ -240,6 +275,12 @@ def json_objects(body: JsonBody, name: str) -> list[JsonBody]:
     if not isinstance(value, list):
         raise _wrong_type(name, "a list")
     return [_json_object(item, name) for item in value]
+
+
+def json_required_objects(body: JsonBody, name: str) -> list[JsonBody]:
+    if body.get(name) is None:
+        raise missing_parameter(name)
+    return json_objects(body, name)
 
 
 def json_message_attributes(body: JsonBody, name: str) -> dict[str, MessageAttributeValue]:

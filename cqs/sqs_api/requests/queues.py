@@ -20,12 +20,16 @@ from cqs.sqs_api.requests.fields import (
     QueryParams,
     json_int,
     json_required_str,
+    json_required_str_list,
+    json_required_str_map,
     json_str,
     json_str_list,
     json_str_map,
     query_int,
     query_list,
     query_required,
+    query_required_list,
+    query_required_string_map,
     query_string_map,
 )
 
@@ -143,12 +147,12 @@ class SetQueueAttributesRequest:
     def from_query(cls, params: QueryParams) -> Self:
         return cls(
             query_required(params, "QueueUrl"),
-            query_string_map(params, "Attribute", "Name", "Value"),
+            query_required_string_map(params, "Attribute", "Name", "Value"),
         )
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
-        return cls(json_required_str(body, "QueueUrl"), json_str_map(body, "Attributes"))
+        return cls(json_required_str(body, "QueueUrl"), json_required_str_map(body, "Attributes"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +162,14 @@ class TagQueueRequest:
 
     @classmethod
     def from_query(cls, params: QueryParams) -> Self:
-        return cls(query_required(params, "QueueUrl"), query_string_map(params, "Tag", "Key", "Value"))
+        return cls(
+            query_required(params, "QueueUrl"),
+            query_required_string_map(params, "Tag", "Key", "Value"),
+        )
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
-        return cls(json_required_str(body, "QueueUrl"), json_str_map(body, "Tags"))
+        return cls(json_required_str(body, "QueueUrl"), json_required_str_map(body, "Tags"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,11 +179,11 @@ class UntagQueueRequest:
 
     @classmethod
     def from_query(cls, params: QueryParams) -> Self:
-        return cls(query_required(params, "QueueUrl"), query_list(params, "TagKey"))
+        return cls(query_required(params, "QueueUrl"), query_required_list(params, "TagKey"))
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
-        return cls(json_required_str(body, "QueueUrl"), json_str_list(body, "TagKeys"))
+        return cls(json_required_str(body, "QueueUrl"), json_required_str_list(body, "TagKeys"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +198,8 @@ class AddPermissionRequest:
         return cls(
             query_required(params, "QueueUrl"),
             query_required(params, "Label"),
-            query_list(params, "AWSAccountId"),
-            query_list(params, "ActionName"),
+            query_required_list(params, "AWSAccountId"),
+            query_required_list(params, "ActionName"),
         )
 
     @classmethod
@@ -200,8 +207,8 @@ class AddPermissionRequest:
         return cls(
             json_required_str(body, "QueueUrl"),
             json_required_str(body, "Label"),
-            json_str_list(body, "AWSAccountIds"),
-            json_str_list(body, "Actions"),
+            json_required_str_list(body, "AWSAccountIds"),
+            json_required_str_list(body, "Actions"),
         )
 
 
