@@ -21,7 +21,7 @@ MakePlan = Callable[..., dict[str, Any]]
 def make_plan(cqs_server: CqsProcess) -> MakePlan:
     """A fresh plan (its own queue names) against the shared server."""
 
-    def make(batches: int = 20) -> dict[str, Any]:
-        return scenario.plan(cqs_server.url, batches=batches)
+    def make(**overrides: Any) -> dict[str, Any]:
+        return scenario.plan(cqs_server.url, **overrides)
 
     return make

@@ -53,9 +53,10 @@ def cli_call(aws: str, endpoint: str, environment: Mapping[str, str]) -> Call:
     """`call` through the AWS CLI: `aws sqs <action> --cli-input-json <params>`."""
 
     def call(action: str, **params: Any) -> dict[str, Any]:
-        command = [aws, "--endpoint-url", endpoint, "--output", "json", "sqs",
+        # --no-paginate: ListQueues pages as the call asks, not all of them joined.
+        command = [aws, "--endpoint-url", endpoint, "--output", "json", "--no-paginate", "sqs",
                    snake(action).replace("_", "-"), "--cli-input-json",
-                   json.dumps(plain(params))]
+                   json.dumps(plain(params, blob=bytes.decode))]
         done = subprocess.run(command, capture_output=True, text=True, env=dict(environment),
                               timeout=60)
         if done.returncode != 0:
@@ -66,14 +67,18 @@ def cli_call(aws: str, endpoint: str, environment: Mapping[str, str]) -> Call:
     return call
 
 
-def plain(value: Any) -> Any:
-    """JSON-ready: bytes become base64 text, as SDKs that return text give them."""
+def base64_text(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+def plain(value: Any, blob: Callable[[bytes], str] = base64_text) -> Any:
+    """JSON-ready: bytes become base64 text (as SDKs that return text give them), or `blob`."""
     if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
+        return blob(value)
     if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: plain(v, blob) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [plain(v, blob) for v in value]
     return value
 
 

@@ -55,8 +55,9 @@ LONG_POLL_WAIT = 5
 LONG_POLL_SEND_AFTER = 1.5
 
 
-def plan(endpoint: str, batches: int = 20) -> dict[str, Any]:
-    """What a driver needs: where the server is, the names to use and what to send."""
+def plan(endpoint: str, **overrides: Any) -> dict[str, Any]:
+    """What a driver needs: where the server is, the names to use and what to send
+    (`overrides` replace entries, for an SDK that is slow per call or limited)."""
     prefix = unique_name("sdk-")
     return {
         "endpoint": endpoint,
@@ -69,7 +70,7 @@ def plan(endpoint: str, batches: int = 20) -> dict[str, Any]:
         "page_size": PAGE_SIZE,
         "body": BODY,
         "attributes": ATTRIBUTES,
-        "batches": batches,
+        "batches": 20,
         "set_attributes": SET_ATTRIBUTES,
         "tags": TAGS,
         "untag": ["env"],
@@ -77,6 +78,7 @@ def plan(endpoint: str, batches: int = 20) -> dict[str, Any]:
         "purged_messages": PURGED_MESSAGES,
         "long_poll_wait": LONG_POLL_WAIT,
         "long_poll_send_after": LONG_POLL_SEND_AFTER,
+        **overrides,
     }
 
 
