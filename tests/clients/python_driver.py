@@ -287,7 +287,7 @@ def run(call: Call, plan: Mapping[str, Any], emit: Emit) -> None:
     for name, step in Scenario(call, plan).steps():
         try:
             emit({"step": name, **plain(step())})
-        except Exception as error:  # noqa: BLE001 - reported to the test, which fails the step
+        except Exception as error:  # reported to the test, which fails the step
             emit({"step": name, "error": f"{type(error).__name__}: {error}"})
 
 

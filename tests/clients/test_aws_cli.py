@@ -26,6 +26,9 @@ from tests.clients import python_driver, scenario
 from tests.clients.conftest import MakePlan
 from tests.fixtures.cqs_server import CqsProcess
 
+# One aws process per call: the scenario takes about a minute on a loaded 2-core machine.
+pytestmark = pytest.mark.timeout(300)
+
 AWS = Path(sys.executable).with_name("aws")
 README = Path(__file__).resolve().parents[2] / "README.md"
 README_ENDPOINT = "http://127.0.0.1:9324"
