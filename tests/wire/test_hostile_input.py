@@ -738,3 +738,44 @@ def test_a_long_poll_outlasts_both_read_timeouts(
     assert time.monotonic() - started >= 3.5  # it waited, and was not cut off
     raw_socket.sendall(request_bytes("DeleteQueue", json_text({"QueueUrl": url})))
     assert read_response(raw_socket)[0] == 200
+
+
+# --- 8. queue names no queue can have (found by the fuzz test) ------------------------------------
+
+IMPOSSIBLE_NAME = "q" * 70_000  # past the 64 KiB Cassandra takes in a key
+
+
+@pytest.mark.parametrize(
+    ("action", "body"),
+    [
+        ("GetQueueUrl", {"QueueName": IMPOSSIBLE_NAME}),
+        ("DeleteQueue", {"QueueUrl": IMPOSSIBLE_NAME}),
+        ("GetQueueAttributes", {"QueueUrl": f"http://h/{ACCOUNT_ID}/{IMPOSSIBLE_NAME}"}),
+        ("ListDeadLetterSourceQueues", {"QueueUrl": IMPOSSIBLE_NAME}),
+        ("ListMessageMoveTasks",
+         {"SourceArn": f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{IMPOSSIBLE_NAME}"}),
+        ("StartMessageMoveTask",
+         {"SourceArn": f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{IMPOSSIBLE_NAME}"}),
+        ("GetQueueUrl", {"QueueName": "a" * 81}),
+        ("GetQueueUrl", {"QueueName": "a.b"}),
+    ],
+)
+def test_a_queue_name_no_queue_can_have_is_a_queue_that_does_not_exist(
+    json_request: JsonClient, action: str, body: dict[str, Any]
+) -> None:
+    """A 70,000-character name used to reach Cassandra, which refused the key: a 503."""
+    reply = json_request(action, body)
+
+    assert (reply.status, reply.error_type) in (
+        (400, "QueueDoesNotExist"), (404, "ResourceNotFoundException")), reply.body[:500]
+
+
+def test_a_redrive_policy_naming_a_queue_no_queue_can_have_is_refused(
+    json_request: JsonClient, queue_url: str
+) -> None:
+    arn = f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{IMPOSSIBLE_NAME}"
+
+    reply = json_request("SetQueueAttributes", {"QueueUrl": queue_url, "Attributes": {
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 3})}})
+
+    assert 400 <= reply.status < 500, reply.body[:500]
