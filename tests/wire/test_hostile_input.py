@@ -779,3 +779,35 @@ def test_a_redrive_policy_naming_a_queue_no_queue_can_have_is_refused(
         "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 3})}})
 
     assert 400 <= reply.status < 500, reply.body[:500]
+
+
+# --- 9. malformed HTTP: answered by the HTTP parser, logged in one line (found by the fuzz test) ---
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0",
+        b"POST / HTTP/1.1\r\nHost: h\r\nX Broken: x\r\nContent-Length: 0\r\n\r\n",
+        b"GET /?" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: h\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}",
+    ],
+)
+def test_malformed_http_is_a_400_and_one_log_line_without_a_traceback(
+    cqs_server: Any, request_bytes: bytes
+) -> None:
+    """aiohttp's parser answers these itself (a plain 400, then it closes); it used to log
+    each at ERROR with a traceback, so any client could fill the log."""
+    before = cqs_server.log_path.stat().st_size
+    host, port = urlsplit(cqs_server.url).netloc.split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request_bytes)
+        answer = connection.recv(65536)
+    time.sleep(0.3)
+    with cqs_server.log_path.open("rb") as log:
+        log.seek(before)
+        logged = log.read().decode("utf-8", "replace")
+
+    assert answer.split(b"\r\n")[0].split(b" ")[1] == b"400", answer[:200]
+    assert "Traceback" not in logged and " ERROR " not in logged, logged[:2000]
