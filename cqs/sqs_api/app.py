@@ -231,7 +231,6 @@ async def _read_body(request: web.Request, protocol: Protocol, limit: int) -> by
     added to an application with another limit.
     """
     if request.content_length is not None and request.content_length > limit:
-        _leave_unread(request)
         raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
     chunks: list[bytes] = []
     size = 0
@@ -239,13 +238,13 @@ async def _read_body(request: web.Request, protocol: Protocol, limit: int) -> by
         async for chunk in request.content.iter_chunked(_READ_CHUNK_BYTES):
             size += len(chunk)
             if size > limit:
-                _leave_unread(request)
                 raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
             chunks.append(chunk)
     except web.RequestPayloadError as exc:  # not the Content-Encoding it claims, bad chunks...
         # The connection's framing is lost with the body: answer, then close. Ending the body
         # here keeps aiohttp from draining it after the answer (and logging its error).
-        _leave_unread(request)
+        request.content.feed_eof()
+        request[_CLOSE_AFTER_ANSWER] = True
         encoding = request.headers.get("Content-Encoding", "").strip().lower()
         reason = (
             f"is not valid {encoding} data (Content-Encoding: {encoding})."
@@ -256,14 +255,6 @@ async def _read_body(request: web.Request, protocol: Protocol, limit: int) -> by
     except ConnectionResetError as exc:  # the client left, or a read timeout closed it
         raise _unreadable_body(protocol, "ended before it was complete.") from exc
     return b"".join(chunks)
-
-
-def _leave_unread(request: web.Request) -> None:
-    """Answer, then close, without reading the rest of the body: aiohttp would otherwise read
-    (and decode) up to its lingering time of a body already refused, and log a decoding
-    error in it as an unhandled exception."""
-    request.content.feed_eof()
-    request[_CLOSE_AFTER_ANSWER] = True
 
 
 # The Content-Encodings aiohttp decodes (and so can find invalid); any other is left as sent.

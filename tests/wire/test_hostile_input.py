@@ -811,29 +811,3 @@ def test_malformed_http_is_a_400_and_one_log_line_without_a_traceback(
 
     assert answer.split(b"\r\n")[0].split(b" ")[1] == b"400", answer[:200]
     assert "Traceback" not in logged and " ERROR " not in logged, logged[:2000]
-
-
-def test_a_body_over_the_limit_is_refused_at_once_and_the_connection_closed(
-    cqs_server: Any,
-) -> None:
-    """Found by the fuzz test: the 413 kept the connection, so aiohttp went on reading (and
-    decoding, under a Content-Encoding) the refused body for up to its lingering time, and
-    logged a decoding error in it as an unhandled exception."""
-    host, port = urlsplit(cqs_server.url).netloc.split(":")
-    declared = 5 * 1024 * 1024
-    with socket.create_connection((host, int(port)), timeout=10) as connection:
-        connection.sendall(
-            b"POST / HTTP/1.1\r\nHost: h\r\nContent-Type: " + JSON_CONTENT_TYPE.encode()
-            + b"\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nContent-Encoding: deflate\r\n"
-            + f"Content-Length: {declared}\r\n\r\n".encode() + b"\x78\x9c" + b"\x00" * 1000
-        )
-        answer = b""
-        while b"</" not in answer and b"}" not in answer:
-            chunk = connection.recv(65536)
-            assert chunk, answer
-            answer += chunk
-
-    head = answer.split(b"\r\n\r\n", 1)[0].lower()
-    assert head.split(b" ")[1] == b"413", answer[:300]
-    assert b"connection: close" in head
-    assert b"RequestEntityTooLarge" in answer
