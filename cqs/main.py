@@ -322,9 +322,14 @@ def _not_a_protocol_downgrade(record: logging.LogRecord) -> bool:
 
 def _client_http_error_in_one_line(record: logging.LogRecord) -> bool:
     """aiohttp logs every request it cannot parse (the client's malformed HTTP, answered
-    400) at ERROR with a traceback: any client could fill the log. One INFO line instead."""
+    400) at ERROR with a traceback, and so a body that is not the Content-Encoding it
+    claims, found while it reads the rest of a body already answered (413): any client
+    could fill the log. One INFO line instead."""
     error = record.exc_info[1] if record.exc_info else None
-    if not isinstance(error, HttpProcessingError):
+    cause = error
+    while cause is not None and not isinstance(cause, HttpProcessingError):
+        cause = cause.__cause__  # a RequestPayloadError from a ContentEncodingError
+    if error is None or cause is None:
         return True
     record.msg = f"{record.msg}: malformed HTTP ({type(error).__name__}), answered 400"
     record.levelno, record.levelname = logging.INFO, "INFO"
