@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 QUERY_MODEL_PATH = Path(__file__).parent / "botocore_query"
 LONE_SURROGATES = ("\ud800", "\udfff", "\udbff\ud7ff")
 CONTROL_TEXT = ("\x00", "\x01", "\x1b", "\ufffe", "\uffff", "\x7f\x08")
+DRAWN_BATCH_ENTRIES = 12  # up to 10 is valid; 11 and 12 are TooManyEntriesInBatchRequest
 # Only these may name a tracked queue in QueueUrl: none of them loses a message without a
 # valid receipt handle of that queue.
 TRACKED_QUEUE_ACTIONS = frozenset({
@@ -310,7 +311,7 @@ class ParameterMaker:
                                    max_size=4).flatmap(self._attribute_map)
         if name == "Entries":
             return st.lists(self._structure(shape.member, action), min_size=1,
-                            max_size=draw_batch_size()).map(_unique_entry_ids)
+                            max_size=DRAWN_BATCH_ENTRIES).map(_unique_entry_ids)
         return self._shape(shape, action)
 
     def _attribute_map(self, keys: Mapping[str, str]) -> st.SearchStrategy[dict[str, str]]:
@@ -334,10 +335,6 @@ class ParameterMaker:
             return st.dictionaries(self._shape(shape.key, action),
                                    self._shape(shape.value, action), max_size=4)
         return self._structure(shape, action)
-
-
-def draw_batch_size() -> int:
-    return 12  # up to 10 entries is valid; 11 and 12 are TooManyEntriesInBatchRequest
 
 
 def _unique_entry_ids(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
