@@ -101,13 +101,15 @@ def sqs_client(
 
 
 def start_server(
-    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str]
+    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str],
+    environment: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str, Path]:
-    """Start `cqs serve` on a free port (no CQS_* variables inherited) and wait until it
-    answers ListQueues; returns the process, its endpoint and its log file."""
+    """Start `cqs serve` on a free port (no CQS_* variables inherited, only `environment`'s)
+    and wait until it answers ListQueues; returns the process, its endpoint and its log file."""
     port = free_port()
     log_path = work / "cqs.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
+    env.update(environment or {})
     process = subprocess.Popen(
         [sys.executable, "-m", "cqs", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--redis-urls", redis_url, "--cassandra-hosts", contact_point,

@@ -20,6 +20,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from admin_ui import mount_admin_console
 from cqs import __version__
@@ -310,6 +311,23 @@ def _not_a_protocol_downgrade(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("Downgrading core protocol version")
 
 
+def _client_http_error_in_one_line(record: logging.LogRecord) -> bool:
+    """aiohttp logs every request it cannot parse (the client's malformed HTTP, answered
+    400) at ERROR with a traceback, and so a body that is not the Content-Encoding it
+    claims, found while it reads the rest of a body already answered (413): any client
+    could fill the log. One INFO line instead."""
+    error = record.exc_info[1] if record.exc_info else None
+    cause = error
+    while cause is not None and not isinstance(cause, HttpProcessingError):
+        cause = cause.__cause__  # a RequestPayloadError from a ContentEncodingError
+    if error is None or cause is None:
+        return True
+    record.msg = f"{record.msg}: malformed HTTP ({type(error).__name__}), answered 400"
+    record.levelno, record.levelname = logging.INFO, "INFO"
+    record.exc_info, record.exc_text = None, None
+    return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -378,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Negotiation steps down one protocol version per refusal, with a warning each time;
     # cqs logs the version it ends up with instead.
     logging.getLogger("cassandra.cluster").addFilter(_not_a_protocol_downgrade)
+    logging.getLogger("aiohttp.server").addFilter(_client_http_error_in_one_line)
     if args.command == "rebalance":
         if settings.embedded_redis or settings.embedded_cassandra:
             parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")

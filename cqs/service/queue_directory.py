@@ -5,7 +5,7 @@ served stale up to METADATA_STALE_SECONDS while one background read refreshes it
 catalog cannot be read, a known queue is served from its last copy however old, except
 through `get_recent`), what a create, change or delete does to that copy, queue ARNs, and the "deleted recently" rule of
 CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
-errors, ports and `cqs.arns`; never an adapter, aiohttp or a driver.
+errors, ports, `cqs.arns` and `cqs.validation`; never an adapter, aiohttp or a driver.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from cqs import arns
+from cqs import arns, validation
 from cqs.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
 from cqs.model import Queue, QueueIdentity
 from cqs.ports import QueueCatalog
@@ -45,6 +45,10 @@ class QueueDirectory:
 
     async def get(self, identity: QueueIdentity) -> Queue:
         """The queue of that identity; QueueDoesNotExist if there is none."""
+        if not validation.is_possible_queue_name(identity.name):
+            # No queue has it, and storage is not asked: a 64 KiB name is past what
+            # Cassandra takes in a key (it answered a server error, seen as a 503).
+            raise QueueDoesNotExist("The specified queue does not exist.")
         cached = self._directory.get(identity)
         if cached:
             age = self._clock() - cached[1]

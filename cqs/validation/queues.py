@@ -100,6 +100,14 @@ def validate_queue_name(name: str, fifo: bool = False) -> None:
         )
 
 
+def is_possible_queue_name(name: str) -> bool:
+    """Whether any queue can have `name` (the rule CreateQueue applies, for either type)."""
+    stem = name[: -len(FIFO_SUFFIX)] if name.endswith(FIFO_SUFFIX) else None
+    if stem is not None:
+        return _FIFO_QUEUE_NAME_STEM.fullmatch(stem) is not None
+    return _QUEUE_NAME.fullmatch(name) is not None
+
+
 def normalize_queue_attributes(
     attributes: Mapping[str, str], *, creating: bool, queue_is_fifo: bool = False
 ) -> dict[str, str]:

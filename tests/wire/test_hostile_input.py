@@ -741,3 +741,108 @@ def test_a_long_poll_outlasts_both_read_timeouts(
     assert time.monotonic() - started >= 3.5  # it waited, and was not cut off
     raw_socket.sendall(request_bytes("DeleteQueue", json_text({"QueueUrl": url})))
     assert read_response(raw_socket)[0] == 200
+
+
+# --- 8. queue names no queue can have (found by the fuzz test) ------------------------------------
+
+IMPOSSIBLE_NAME = "q" * 70_000  # past the 64 KiB Cassandra takes in a key
+
+
+@pytest.mark.parametrize(
+    ("action", "body"),
+    [
+        ("GetQueueUrl", {"QueueName": IMPOSSIBLE_NAME}),
+        ("DeleteQueue", {"QueueUrl": IMPOSSIBLE_NAME}),
+        ("GetQueueAttributes", {"QueueUrl": f"http://h/{ACCOUNT_ID}/{IMPOSSIBLE_NAME}"}),
+        ("ListDeadLetterSourceQueues", {"QueueUrl": IMPOSSIBLE_NAME}),
+        ("ListMessageMoveTasks",
+         {"SourceArn": f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{IMPOSSIBLE_NAME}"}),
+        ("StartMessageMoveTask",
+         {"SourceArn": f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{IMPOSSIBLE_NAME}"}),
+        ("GetQueueUrl", {"QueueName": "a" * 81}),
+        ("GetQueueUrl", {"QueueName": "a.b"}),
+    ],
+)
+def test_a_queue_name_no_queue_can_have_is_a_queue_that_does_not_exist(
+    json_request: JsonClient, action: str, body: dict[str, Any]
+) -> None:
+    """A 70,000-character name used to reach Cassandra, which refused the key: a 503."""
+    reply = json_request(action, body)
+
+    assert (reply.status, reply.error_type) in (
+        (400, "QueueDoesNotExist"), (404, "ResourceNotFoundException")), reply.body[:500]
+
+
+def test_a_redrive_policy_naming_a_queue_no_queue_can_have_is_refused(
+    json_request: JsonClient, queue_url: str
+) -> None:
+    arn = f"arn:aws:sqs:us-east-1:{ACCOUNT_ID}:{IMPOSSIBLE_NAME}"
+
+    reply = json_request("SetQueueAttributes", {"QueueUrl": queue_url, "Attributes": {
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 3})}})
+
+    assert 400 <= reply.status < 500, reply.body[:500]
+
+
+# --- 9. malformed HTTP: answered by the HTTP parser, logged in one line (found by the fuzz test) ---
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0",
+        b"POST / HTTP/1.1\r\nHost: h\r\nX Broken: x\r\nContent-Length: 0\r\n\r\n",
+        b"GET /?" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: h\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}",
+    ],
+)
+def test_malformed_http_is_a_400_and_one_log_line_without_a_traceback(
+    cqs_server: Any, request_bytes: bytes
+) -> None:
+    """aiohttp's parser answers these itself (a plain 400, then it closes); it used to log
+    each at ERROR with a traceback, so any client could fill the log."""
+    before = cqs_server.log_path.stat().st_size
+    host, port = urlsplit(cqs_server.url).netloc.split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request_bytes)
+        answer = connection.recv(65536)
+    time.sleep(0.3)
+    with cqs_server.log_path.open("rb") as log:
+        log.seek(before)
+        logged = log.read().decode("utf-8", "replace")
+
+    assert answer.split(b"\r\n")[0].split(b" ")[1] == b"400", answer[:200]
+    assert "Traceback" not in logged and " ERROR " not in logged, logged[:2000]
+
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_body_over_the_limit_that_is_not_its_content_encoding_logs_no_traceback(
+    cqs_server: Any, encoding: str
+) -> None:
+    """Found by the long fuzz run: after the 413, aiohttp reads on in the body (so that a
+    client can finish sending and read its answer), decoding it; a body that is not the
+    gzip or deflate it claims failed there, logged at ERROR with a traceback. aiohttp then
+    closes the connection, so this client may see its send cut off instead of the 413."""
+    before = cqs_server.log_path.stat().st_size
+    body = b'{"QueueNamePrefix": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+    host, port = urlsplit(cqs_server.url).netloc.split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as connection:
+        try:
+            connection.sendall(
+                b"POST / HTTP/1.1\r\nHost: h\r\nContent-Type: " + JSON_CONTENT_TYPE.encode()
+                + b"\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nContent-Encoding: "
+                + encoding.encode() + f"\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            answer = connection.recv(65536)
+        except (BrokenPipeError, ConnectionResetError):
+            answer = b"HTTP/1.1 413 (cut off)"
+    time.sleep(0.5)
+    with cqs_server.log_path.open("rb") as log:
+        log.seek(before)
+        logged = log.read().decode("utf-8", "replace")
+
+    assert answer.split(b" ")[1] == b"413", answer[:300]
+    assert "Traceback" not in logged and " ERROR " not in logged, logged[:2000]
