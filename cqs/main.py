@@ -20,7 +20,6 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
 
 from admin_ui import mount_admin_console
 from cqs import __version__
@@ -55,6 +54,7 @@ from cqs.operations.authentication import (
 )
 from cqs.operations.console import admin_console, admin_console_hint
 from cqs.operations.embedded import EmbeddedStartError, embedded_backends
+from cqs.operations.logs import configure_logging
 from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
 from cqs.operations.supervisor import supervise
@@ -307,27 +307,6 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
-def _not_a_protocol_downgrade(record: logging.LogRecord) -> bool:
-    return not str(record.msg).startswith("Downgrading core protocol version")
-
-
-def _client_http_error_in_one_line(record: logging.LogRecord) -> bool:
-    """aiohttp logs every request it cannot parse (the client's malformed HTTP, answered
-    400) at ERROR with a traceback, and so a body that is not the Content-Encoding it
-    claims, found while it reads the rest of a body already answered (413): any client
-    could fill the log. One INFO line instead."""
-    error = record.exc_info[1] if record.exc_info else None
-    cause = error
-    while cause is not None and not isinstance(cause, HttpProcessingError):
-        cause = cause.__cause__  # a RequestPayloadError from a ContentEncodingError
-    if error is None or cause is None:
-        return True
-    record.msg = f"{record.msg}: malformed HTTP ({type(error).__name__}), answered 400"
-    record.levelno, record.levelname = logging.INFO, "INFO"
-    record.exc_info, record.exc_text = None, None
-    return logging.getLogger(record.name).isEnabledFor(logging.INFO)
-
-
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -384,19 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings(flags=flags)
     except ValueError as error:  # a bad value, or the test clock outside tests
         parser.error(str(error))
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # Cassandra 1.2's system tables have no column metadata; the driver warns on each.
-    logging.getLogger("cassandra.metadata").setLevel(logging.ERROR)
-    if settings.embedded_cassandra:  # one local node: the driver's choice of datacenter is noise
-        logging.getLogger("cassandra.policies").setLevel(logging.WARNING)
-    # Negotiation steps down one protocol version per refusal, with a warning each time;
-    # cqs logs the version it ends up with instead.
-    logging.getLogger("cassandra.cluster").addFilter(_not_a_protocol_downgrade)
-    logging.getLogger("aiohttp.server").addFilter(_client_http_error_in_one_line)
+    configure_logging(settings)
     if args.command == "rebalance":
         if settings.embedded_redis or settings.embedded_cassandra:
             parser.error("rebalance needs --redis-urls and --cassandra-hosts of the running cluster")

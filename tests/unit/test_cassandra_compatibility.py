@@ -162,7 +162,7 @@ def test_a_timed_out_heartbeat_or_connection_attempt_marks_the_node_down() -> No
 def test_the_drivers_protocol_downgrade_warnings_are_dropped_from_the_log() -> None:
     from logging import WARNING, LogRecord
 
-    from cqs.main import _not_a_protocol_downgrade
+    from cqs.operations.logs import not_a_protocol_downgrade as _not_a_protocol_downgrade
 
     def record(message: str) -> LogRecord:
         return LogRecord("cassandra.cluster", WARNING, __file__, 1, message, None, None)
