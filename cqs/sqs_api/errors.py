@@ -251,6 +251,8 @@ def client_message(error: errors.CqsError, protocol_is_query: bool = False) -> s
     wire = wire_error_for(error)
     if protocol_is_query and wire.query_message:
         return wire.query_message
+    if isinstance(error, errors.StorageError):  # its text names servers and driver errors: logs only
+        return wire.default_message
     return error.message or wire.default_message
 
 

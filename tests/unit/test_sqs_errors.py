@@ -465,3 +465,13 @@ async def test_the_app_can_take_a_service_that_only_exists_once_storage_is_conne
 
     assert status == 200
     assert b"/000000000000/orders</QueueUrl>" in body
+
+
+def test_a_storage_error_shows_clients_the_generic_text_never_the_servers_or_driver_errors() -> None:
+    error = errors.StorageUnavailable("127.0.0.1:9042: InvalidRequest: key length 70000 > 65535")
+
+    bodies = [render_json_error(error, "r").body, render_query_error(error, "r").body]
+
+    for body in bodies:
+        assert b"9042" not in body and b"InvalidRequest" not in body
+        assert b"Please retry the request." in body
