@@ -14,9 +14,18 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.config import Config
 
+from tests.fixtures.certificates import TestAuthority
 from tests.fixtures.cqs_server import CqsProcess, StartServer
-from tests.wire.auth_keys import AUDIT, BILLING, ORDERS, client, start_verify_server
+from tests.wire.auth_keys import (
+    AUDIT,
+    BILLING,
+    ORDERS,
+    client,
+    credentials_toml,
+    start_verify_server,
+)
 from tests.wire.conftest import REGION, unique_name
 from tests.wire.test_authentication import CliError, aws_cli, refusal
 
@@ -226,3 +235,39 @@ def test_a_move_task_and_a_dead_letter_target_of_another_account_are_refused(
     assert move[:2] == listing[:2] == (403, "AccessDenied")
     assert redrive[:2] == (400, "InvalidParameterValue")
     assert "same account" in redrive[2]
+
+
+def test_over_https_secure_transport_is_true_for_the_policy(
+    redis_server: Any, start_cqs_server: StartServer, tmp_path_factory: pytest.TempPathFactory,
+    boto3_sessions: dict[str, boto3.session.Session],
+) -> None:
+    """The same grant that does not apply over plain HTTP (above) applies over TLS, and a
+    Deny of insecure transport does not bind a request over TLS."""
+    authority = TestAuthority(tmp_path_factory.mktemp("cross-tls"))
+    files = authority.issue("cqs-api")
+    credentials = tmp_path_factory.mktemp("cross-tls-keys") / "credentials.toml"
+    credentials.write_text(credentials_toml(ORDERS, BILLING))
+    server = start_cqs_server([redis_server.url], tls_ca=authority.ca_file, extra_args=[
+        "--auth", "verify", "--credentials-file", str(credentials),
+        "--tls-cert", str(files.cert), "--tls-key", str(files.key)])
+    owner, grantee = (
+        boto3_sessions["json"].client(
+            "sqs", endpoint_url=server.url, region_name=REGION, verify=str(authority.ca_file),
+            aws_access_key_id=key.key_id, aws_secret_access_key=key.secret,
+            config=Config(retries={"total_max_attempts": 1}))
+        for key in (ORDERS, BILLING)
+    )
+    url = owner.create_queue(QueueName=unique_name("tls-only-"))["QueueUrl"]
+    set_policy(
+        owner, url,
+        {"Effect": "Allow", "Principal": {"AWS": BILLING.account_id},
+         "Action": "sqs:SendMessage", "Resource": arn_of(url),
+         "Condition": {"Bool": {"aws:SecureTransport": "true"}}},
+        {"Effect": "Deny", "Principal": "*", "Action": "sqs:*", "Resource": arn_of(url),
+         "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+    )
+
+    grantee.send_message(QueueUrl=url, MessageBody="over tls")
+
+    assert url.startswith("https://")
+    assert bodies(owner, url) == ["over tls"]
