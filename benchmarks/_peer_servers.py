@@ -114,8 +114,8 @@ def floor(work: Path) -> Iterator[Target]:
     endpoint = f"http://127.0.0.1:{port}"
     try:
         wait_until_answering(endpoint, process, log, "the floor server")
-        yield Target("floor", endpoint, "benchmarks/floor_server.py (one aiohttp "
-                     "process on uvloop, in memory, JSON protocol only)", {"server": process.pid})
+        yield Target("floor", endpoint, "benchmarks/floor_server.py, one aiohttp process on "
+                     "uvloop, in memory, JSON protocol only", {"server": process.pid})
     finally:
         stop(process)
 
@@ -154,8 +154,8 @@ def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> Iterator[Target]
     endpoint = f"http://127.0.0.1:{port}"
     try:
         wait_until_answering(endpoint, process, log, "LocalStack")
-        yield Target("LocalStack", endpoint, f"LocalStack {version} in host mode (no Docker; "
-                     f"Python {python_version}; SERVICES=sqs, in memory, its default logging)",
+        yield Target("LocalStack", endpoint, f"LocalStack {version} in host mode (no Docker), "
+                     f"Python {python_version}, SERVICES=sqs, in memory, its default logging",
                      {"server": process.pid})
     finally:
         stop(process)
@@ -180,8 +180,8 @@ def cqs(work: Path, workers: int = 1) -> Iterator[Target]:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
                                 capture_output=True, text=True).stdout.strip() or "unknown"
         name = "cqs" if workers == 1 else f"cqs --workers {workers}"
-        yield Target(name, endpoint, f"{name} (commit {commit}, `cqs serve --workers {workers}` "
-                     "over an embedded Redis and an embedded Cassandra, every message durable)",
+        yield Target(name, endpoint, f"commit {commit}, `cqs serve --workers {workers}` over an "
+                     "embedded Redis and an embedded Cassandra, every message durable",
                      {"API": server.pid, "Redis": redis.pid, "Cassandra": cassandra.pid})
     finally:
         if server is not None:
@@ -207,7 +207,7 @@ def moto(work: Path) -> Iterator[Target]:
     endpoint = f"http://127.0.0.1:{port}"
     try:
         wait_until_answering(endpoint, process, log, "moto's server")
-        yield Target("moto", endpoint, f"moto {moto_package.__version__} server mode (one "
-                     "process, in memory)", {"server": process.pid})
+        yield Target("moto", endpoint, f"moto {moto_package.__version__} server mode, one "
+                     "process, in memory", {"server": process.pid})
     finally:
         stop(process)

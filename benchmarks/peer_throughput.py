@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import os
 import platform
 import sys
 import tempfile
@@ -47,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import _peer_servers as servers
-from _common import machine_summary, write_section
+from _common import LOAD_AT_START, machine_summary, write_section
 from _peer_servers import Target
 from sqs_throughput import (
     DOC,
@@ -275,8 +276,9 @@ def main() -> int:
         f"{platform.release()}). One run, the servers one after another on the same machine, "
         f"each with the same {args.clients} boto3 client processes (JSON protocol, one "
         "request in flight each, on the same 2 CPUs as the servers) and at most "
-        f"{args.messages:,} messages per scenario. It took {minutes:.1f} minutes. Command: "
-        f"`{command}`.",
+        f"{args.messages:,} messages per scenario. It took {minutes:.1f} minutes; load "
+        f"average (1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
+        f"end. Command: `{command}`.",
         "",
         *[f"- {run.target.name}: {run.target.description}" for run in runs],
     ]))
