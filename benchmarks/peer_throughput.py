@@ -1,106 +1,297 @@
-"""The same throughput scenarios as sqs_throughput.py, against a peer: moto's server mode.
+"""cqs side by side with LocalStack and the floor: throughput and server CPU per message.
 
-Starts `python -m moto.server` (in memory, nothing durable, one Python process) on a free
-port and runs `sqs_throughput.measure` against it with the same clients, so its table sits
-beside cqs's in docs/performance.md. Needs moto's server extra, which the test setup does
-not install: `.venv/bin/pip install 'moto[server]'`.
+One run measures, one after another on the same machine and with the same clients and
+parameters, the servers of `--servers` (default: floor, localstack, cqs, cqs2):
 
-Every message id is checked as in sqs_throughput.py (a DeliveryLedger per queue, each queue
-drained after its last scenario): the table gains sent, distinct received, lost, expected,
-early and after-delete duplicates; a row whose queue lost a message or delivered one
-unexpectedly is marked "not a result" and the script exits 1. `--scenarios`, `--messages`
-and `--drain-seconds` mean what they mean there.
+- floor: benchmarks/floor_server.py, a minimal in-memory aiohttp SQS server (the cost floor
+  of a Python SQS server);
+- localstack: LocalStack in host mode, no Docker (install it with
+  benchmarks/install_localstack; `--localstack-python` points elsewhere);
+- cqs: one `cqs serve` process; cqs2: `cqs serve --workers 2`; each over a fresh embedded
+  Redis and a fresh embedded Cassandra, every message written to Cassandra before the answer;
+- moto (not by default): moto's server mode, if `pip install 'moto[server]'` was done.
 
-    python benchmarks/peer_throughput.py --seconds 15 --clients 8 --write-docs
-    python benchmarks/peer_throughput.py --seconds 5 --clients 2 --messages 200 --scenarios send
+Each server gets sqs_throughput.py's scenarios (`measure`: boto3 client processes, every
+message id checked by a DeliveryLedger, each queue drained and checked after its last
+scenario), by default send, batch and mixed: send (SendMessage), send batch
+(SendMessageBatch of 10), receive + delete batch (ReceiveMessage of 10 then
+DeleteMessageBatch, until the queue the batch senders filled is empty) and mixed
+(producers sending batches and consumers receiving + deleting at once; with `--messages`
+the consumers stop once every message is through, so the figure is end to end).
+
+For each scenario and server the table gives messages per second (over the clients' active
+window: first call sent to last message moved), the server's CPU milliseconds per message
+(its processes and their children, from /proc, over the whole scenario; for cqs split
+into the API process(es), Redis and the Cassandra JVM), each as a ratio to LocalStack's
+and to the floor's, and the queue's verdict: sent, received, lost, early duplicates and
+deliveries after delete. A row whose queue lost a message or delivered one unexpectedly
+is "not a result" (struck out, no ratios) and the script exits 1. `--write-docs`
+regenerates the section of docs/performance.md between its markers.
+
+    python benchmarks/peer_throughput.py --messages 20000 --seconds 120 --write-docs
+    python benchmarks/peer_throughput.py --messages 500 --clients 2 --servers floor,localstack
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
+import contextlib
+import functools
+import os
+import platform
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import machine_summary, write_section
+import _peer_servers as servers
+from _common import LOAD_AT_START, machine_summary, write_section
+from _peer_servers import Target
 from sqs_throughput import (
     DOC,
+    VISIBILITY_SECONDS,
+    QueueCheck,
+    Row,
+    Tally,
     add_check_arguments,
     check_options_command,
-    clean,
-    client,
     measure,
     options_from,
-    shout_failures,
-    table,
 )
-
-from cqs.embedded.ports import free_port
 
 BEGIN = "<!-- peer_throughput:begin -->"
 END = "<!-- peer_throughput:end -->"
+SERVERS: dict[str, Callable[[Path], AbstractContextManager[Target]]] = {
+    "floor": servers.floor,
+    "localstack": servers.localstack,
+    "cqs": functools.partial(servers.cqs, workers=1),
+    "cqs2": functools.partial(servers.cqs, workers=2),
+    "moto": servers.moto,
+}
+DEFAULT_SERVERS = "floor,localstack,cqs,cqs2"
+DEFAULT_SCENARIOS = "send,batch,mixed"  # the floor has no FIFO queues
+PHASES = {  # measure's phase -> the table's scenario
+    "send": "send (SendMessage)",
+    "send-batch": "send batch (SendMessageBatch 10)",
+    "receive-delete": "receive (10) + delete batch",
+    "mixed": "mixed, end to end (batch producers + consumers)",
+}
 
 
-def start_moto(work: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    log = (work / "moto.log").open("ab")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
+class CpuMeter:
+    """The CPU time of a target's parts over each phase `measure` runs."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.phases: dict[str, dict[str, float]] = {}
+
+    @contextlib.contextmanager
+    def around(self, phase: str) -> Iterator[None]:
+        before = servers.cpu_by_part(self.target)
         try:
-            client(endpoint).list_queues()
-            return server, endpoint
-        except Exception:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                raise RuntimeError(f"moto server did not start; see {work / 'moto.log'}") from None
-            time.sleep(0.3)
+            yield
+        finally:
+            after = servers.cpu_by_part(self.target)
+            self.phases[phase] = {part: after[part] - before[part] for part in after}
+
+
+@dataclass
+class Cell:
+    """One server in one scenario."""
+
+    server: str
+    phase: str
+    messages: int
+    seconds: float
+    cpu: dict[str, float]  # part -> CPU seconds over the phase
+    check: QueueCheck | None
+    errors: int
+    parts_shown: bool  # more than one part (cqs): the split goes in the table
+
+    @property
+    def clean(self) -> bool:
+        return self.check is not None and self.check.clean
+
+    @property
+    def rate(self) -> float:
+        return self.messages / self.seconds if self.seconds > 0 else 0.0
+
+    def cpu_ms(self, part: str | None = None) -> float:
+        used = sum(self.cpu.values()) if part is None else self.cpu[part]
+        return used * 1000 / self.messages if self.messages else 0.0
+
+
+@dataclass
+class ServerRun:
+    target: Target
+    rows: list[Row]
+    cpu: dict[str, dict[str, float]]
+    seconds: float
+    cells: list[Cell] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for phase in PHASES:
+            rows = [row for row in self.rows if row.phase == phase]
+            if not rows:
+                continue
+            window = Tally()
+            for row in rows:
+                window.add(row.tally)
+            # Mixed: the consumers' count, each message sent and deleted in the phase.
+            messages = rows[-1].tally.messages
+            self.cells.append(Cell(
+                self.target.name, phase, messages, window.active_seconds,
+                self.cpu.get(phase, {}), rows[0].check, window.errors,
+                len(self.target.parts) > 1,
+            ))
+
+
+def ratio(value: float, reference: Cell | None, cell: Cell, of: Callable[[Cell], float]) -> str:
+    if reference is None or reference is cell or not reference.clean or not cell.clean:
+        return "—"
+    base = of(reference)
+    return f"{value / base:.2f}×" if base else "—"
+
+
+def table_lines(runs: list[ServerRun]) -> list[str]:
+    lines = [
+        "| scenario | server | msg/s | msg/s × LocalStack | msg/s × floor | server CPU ms/msg | "
+        "CPU × LocalStack | CPU × floor | CPU ms/msg by part | messages | queue: sent / "
+        "received | **lost** | **early duplicates** | **after delete** | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+        "| --- |",
+    ]
+    for phase, label in PHASES.items():
+        cells = [cell for run in runs for cell in run.cells if cell.phase == phase]
+        by_name = {cell.server: cell for cell in cells}
+        localstack, floor = by_name.get("LocalStack"), by_name.get("floor")
+        for cell in cells:
+            rate = f"{cell.rate:,.0f}"
+            if not cell.clean:
+                problems = cell.check.problems() if cell.check else "queue not checked"
+                rate = f"~~{rate}~~ **not a result: {problems}**"
+            cpu = cell.cpu_ms()
+            split = " / ".join(f"{part} {cell.cpu_ms(part):.2f}" for part in cell.cpu)
+            verdict = cell.check.verdict if cell.check else None
+            counts = (
+                [f"{verdict.sent:,} / {verdict.received:,}", f"**{len(verdict.lost)}**",
+                 f"**{verdict.early_duplicates}**", f"**{verdict.deliveries_after_delete}**"]
+                if verdict else ["not checked"] * 4
+            )
+            lines.append("| " + " | ".join([
+                label, cell.server, rate,
+                ratio(cell.rate, localstack, cell, lambda c: c.rate),
+                ratio(cell.rate, floor, cell, lambda c: c.rate),
+                f"{cpu:.2f}",
+                ratio(cpu, localstack, cell, lambda c: c.cpu_ms()),
+                ratio(cpu, floor, cell, lambda c: c.cpu_ms()),
+                split if cell.parts_shown else "—",
+                f"{cell.messages:,}", *counts, str(cell.errors),
+            ]) + " |")
+    return lines
+
+
+def report(runs: list[ServerRun], heading: str) -> str:
+    failed = [cell for run in runs for cell in run.cells if not cell.clean]
+    return "\n".join([
+        heading,
+        "",
+        *table_lines(runs),
+        "",
+        "msg/s: messages over the clients' active window (first call sent to last message "
+        "moved; the client processes' start-up is left out). Server CPU: user + system time "
+        "of the server's processes and their children, read from /proc before and after the "
+        "scenario (start-up and the closing empty receives included), per message of the "
+        "scenario; for cqs the API process(es), Redis and the Cassandra JVM, each with its "
+        "own line in the split. × LocalStack and × floor: this row's figure divided by that "
+        "server's in the same scenario (for msg/s higher is better, for CPU lower is better). "
+        "Mixed: the messages the consumers received and deleted; the producers sent the same "
+        "messages in the same phase, so the CPU is per message sent, received and deleted.",
+        "",
+        "Every message id checked (benchmarks/_delivery_ledger.py): unique bodies; after the "
+        "last scenario on a queue it is drained (not timed) until every acknowledged message "
+        "was received, and the rows on one queue (send batch and receive share one) share its "
+        "counts. Early duplicate: a repeat delivery answered before the previous delivery's "
+        f"request was sent plus its visibility timeout ({VISIBILITY_SECONDS} s). After delete: "
+        "a delivery asked for after a successful delete of the same message was answered.",
+        *([
+            "",
+            "**Not a result** (messages lost or delivered unexpectedly): "
+            + "; ".join(f"{cell.server}, {PHASES[cell.phase]}: "
+                        f"{cell.check.problems() if cell.check else 'not checked'}"
+                        for cell in failed) + ".",
+        ] if failed else []),
+    ])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--servers", default=DEFAULT_SERVERS,
+                        help=f"comma-separated, in order, some of {','.join(SERVERS)} "
+                        f"(default {DEFAULT_SERVERS})")
+    parser.add_argument("--seconds", type=float, default=120.0,
+                        help="at most this long per scenario (a send stops at --messages)")
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--localstack-python", type=Path, default=servers.LOCALSTACK_PYTHON)
     parser.add_argument("--write-docs", action="store_true")
     add_check_arguments(parser)
+    parser.set_defaults(scenarios=DEFAULT_SCENARIOS, messages=20_000)
     args = parser.parse_args()
     options = options_from(args, parser)
-    import moto
+    names = [name.strip() for name in args.servers.split(",") if name.strip()]
+    if unknown := sorted(set(names) - set(SERVERS)):
+        parser.error(f"--servers: {','.join(unknown)}; choose from {','.join(SERVERS)}")
+    if "localstack" in names and not args.localstack_python.exists():
+        parser.error(f"LocalStack is not installed at {args.localstack_python}: run "
+                     "benchmarks/install_localstack, or leave localstack out of --servers")
 
-    try:
-        import moto.server  # needs moto's server extra
-    except ImportError:
-        sys.exit("moto's server mode is not installed: .venv/bin/pip install 'moto[server]'")
-
-    with tempfile.TemporaryDirectory(prefix="cqs-peer-") as work:
-        server, endpoint = start_moto(Path(work))
-        try:
-            rows = measure(endpoint, args.seconds, args.clients, options)
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+    started = time.monotonic()
+    runs: list[ServerRun] = []
+    with tempfile.TemporaryDirectory(prefix="cqs-peers-") as work:
+        for name in names:
+            start = SERVERS[name]
+            if name == "localstack":
+                start = functools.partial(servers.localstack, python=args.localstack_python)
+            server_started = time.monotonic()
+            print(f"== {name}", flush=True)
+            with start(Path(work)) as target:
+                meter = CpuMeter(target)
+                rows = measure(target.endpoint, args.seconds, args.clients, options,
+                               meter.around)
+            runs.append(ServerRun(target, rows, meter.phases, time.monotonic() - server_started))
+            print(f"== {name}: {runs[-1].seconds:.0f} s with start and stop", flush=True)
+    minutes = (time.monotonic() - started) / 60
     command = " ".join([
-        "python benchmarks/peer_throughput.py", f"--seconds {args.seconds:g}",
-        f"--clients {args.clients}", *check_options_command(args),
+        "python benchmarks/peer_throughput.py",
+        *([f"--servers {args.servers}"] if args.servers != DEFAULT_SERVERS else []),
+        f"--seconds {args.seconds:g}", f"--clients {args.clients}",
+        *(option for option in check_options_command(args)
+          if option != f"--scenarios {DEFAULT_SCENARIOS}"),
     ])
-    text = table(
-        f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; moto {moto.__version__} "
-        "server mode (`python -m moto.server`, one process, in memory) on the same machine, "
-        "boto3 clients in the benchmark's client processes (which compete for the same "
-        f"2 CPUs). Command: `{command}`.",
-        rows,
-    )
+    text = report(runs, "\n".join([
+        f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()} ({platform.system()} "
+        f"{platform.release()}). One run, the servers one after another on the same machine, "
+        f"each with the same {args.clients} boto3 client processes (JSON protocol, one "
+        "request in flight each, on the same 2 CPUs as the servers) and at most "
+        f"{args.messages:,} messages per scenario. It took {minutes:.1f} minutes; load "
+        f"average (1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
+        f"end. Command: `{command}`.",
+        "",
+        *[f"- {run.target.name}: {run.target.description}" for run in runs],
+    ]))
     print(text)
-    shout_failures(rows)
+    for run in runs:
+        for cell in run.cells:
+            if not cell.clean:
+                problems = cell.check.problems() if cell.check else "its queue was not checked"
+                print(f"NOT A RESULT: {cell.server}, {PHASES[cell.phase]}: {problems}",
+                      file=sys.stderr)
     if args.write_docs:
         write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
-    return 0 if clean(rows) else 1
+    return 0 if all(cell.clean for run in runs for cell in run.cells) else 1
 
 
 if __name__ == "__main__":

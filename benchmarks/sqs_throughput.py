@@ -2,7 +2,8 @@
 
 Scenarios: send (SendMessage), send-batch (SendMessageBatch of 10), receive+delete
 (ReceiveMessage of up to 10 then DeleteMessageBatch, draining what send-batch left; each
-client stops at its first empty receive), mixed (producers and consumers at once), and the
+client stops at its first empty receive), mixed (producers and consumers at once; with
+`--messages` the consumers stop once the producers' messages are through), and the
 batch send and receive+delete on a FIFO queue (100 message groups, a unique deduplication
 id per message). Each runs for a fixed time (`--seconds`; a send also stops once its
 clients have sent `--messages`, when given) with N client processes, each with its own
@@ -31,6 +32,7 @@ By default it starts its own embedded Redis, embedded Cassandra and one `cqs ser
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import statistics
@@ -40,6 +42,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,17 +78,41 @@ class Tally:
     calls: int = 0
     errors: int = 0
     latencies_ms: list[float] = field(default_factory=list)
+    # Wall clock (comparable across the client processes): when the first call was sent and
+    # when the last call that moved a message was answered.
+    first_call: float | None = None
+    last_moved: float | None = None
 
     def record(self, messages: int, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        now = time.time()
         self.messages += messages
         self.calls += 1
-        self.latencies_ms.append((time.perf_counter() - started) * 1000)
+        self.latencies_ms.append(elapsed * 1000)
+        if self.first_call is None:
+            self.first_call = now - elapsed
+        if messages:
+            self.last_moved = now
 
     def add(self, other: Tally) -> None:
         self.messages += other.messages
         self.calls += other.calls
         self.errors += other.errors
         self.latencies_ms.extend(other.latencies_ms)
+        self.first_call = min(
+            (t for t in (self.first_call, other.first_call) if t is not None), default=None
+        )
+        self.last_moved = max(
+            (t for t in (self.last_moved, other.last_moved) if t is not None), default=None
+        )
+
+    @property
+    def active_seconds(self) -> float:
+        """From the first call sent to the last call that moved a message answered: the
+        clients' start-up and a closing empty receive left out (0 when nothing moved)."""
+        if self.first_call is None or self.last_moved is None:
+            return 0.0
+        return self.last_moved - self.first_call
 
 
 def client(endpoint: str) -> Any:
@@ -238,6 +265,19 @@ def receive_delete_until_empty(job: Job, ledger: DeliveryLedger) -> Work:
     return receive_delete(job, ledger, stop_when_empty=True)
 
 
+def receive_delete_until_drained(job: Job, ledger: DeliveryLedger) -> Work:
+    """Receive + delete until the first empty receive after something was received: the
+    mixed consumers when the producers stop at a budget (an empty long poll at the start,
+    before the producers' first sends, does not stop them)."""
+    receive = receive_delete(job, ledger)
+
+    def work(sqs: Any, tally: Tally) -> bool:
+        before = tally.messages
+        receive(sqs, tally)
+        return tally.messages > before or tally.messages == 0
+    return work
+
+
 def delete_received(
     sqs: Any, ledger: DeliveryLedger, url: str, messages: Sequence[dict[str, Any]]
 ) -> int:
@@ -270,6 +310,7 @@ SCENARIOS: dict[str, Callable[[Job, DeliveryLedger], Work]] = {
     "send-batch": send_batch,
     "receive-delete": receive_delete,
     "receive-delete-until-empty": receive_delete_until_empty,
+    "receive-delete-until-drained": receive_delete_until_drained,
     "send-batch-fifo": send_batch_fifo,
     DRAIN: receive_delete_until_empty,
 }
@@ -340,6 +381,7 @@ class Row:
     clients: int
     seconds: float
     tally: Tally
+    phase: str = ""  # what `measure` called its `around` with for this row
     check: QueueCheck | None = None  # the queue's, once drained
 
     def line(self) -> str:
@@ -375,10 +417,23 @@ class Options:
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
 
 
+# Wrapped around each timed phase of `measure`, given the phase's name ("send",
+# "send-batch", "receive-delete", "mixed", "fifo-send-batch", "fifo-receive-delete"):
+# peer_throughput.py reads the servers' CPU time there.
+Around = Callable[[str], AbstractContextManager[object]]
+
+
 def measure(
-    endpoint: str, seconds: float, clients: int, options: Options | None = None
+    endpoint: str, seconds: float, clients: int, options: Options | None = None,
+    around: Around | None = None,
 ) -> list[Row]:
+    """The scenarios of `options.groups` in order, each queue drained and checked after its
+    last one. In the mixed scenario, when the sends have a budget (`options.messages`), the
+    consumers stop at their first empty receive once the producers' messages are through
+    (so the phase ends when the last message is deleted); without one both sides run for
+    `seconds`."""
     options = options or Options()
+    phase = around or (lambda name: contextlib.nullcontext())
     admin = client(endpoint)
     rows: list[Row] = []
 
@@ -388,13 +443,21 @@ def measure(
             Attributes={"FifoQueue": "true"} if fifo else {},
         )["QueueUrl"]
 
-    def row(label: str, count: int, scenario: str, url: str, ledger: DeliveryLedger) -> Row:
+    def row(
+        label: str, count: int, scenario: str, url: str, ledger: DeliveryLedger, name: str
+    ) -> Row:
         budget = None
         if options.messages is not None and scenario.startswith("send"):
             budget = max(1, math.ceil(options.messages / count))
         result = run_clients(count, seconds, scenario, endpoint, url, budget)
         ledger.absorb(result.ledger)
-        return Row(label, count, result.seconds, result.tally)
+        return Row(label, count, result.seconds, result.tally, name)
+
+    def timed(
+        label: str, count: int, scenario: str, url: str, ledger: DeliveryLedger, name: str
+    ) -> Row:
+        with phase(name):
+            return row(label, count, scenario, url, ledger, name)
 
     def checked(url: str, ledger: DeliveryLedger, queue_rows: list[Row]) -> None:
         check = drain(endpoint, url, ledger, clients, options.drain_seconds)
@@ -405,32 +468,33 @@ def measure(
 
     if "send" in options.groups:
         url, ledger = fresh_queue("send"), DeliveryLedger()
-        checked(url, ledger, [row("SendMessage", clients, "send", url, ledger)])
+        checked(url, ledger, [timed("SendMessage", clients, "send", url, ledger, "send")])
     if "batch" in options.groups:
         url, ledger = fresh_queue("batch"), DeliveryLedger()
-        sent = row("SendMessageBatch (10)", clients, "send-batch", url, ledger)
+        sent = timed("SendMessageBatch (10)", clients, "send-batch", url, ledger, "send-batch")
         # Drain what the batch senders left, through receive + delete-batch.
-        received = row("ReceiveMessage (10) + DeleteMessageBatch", clients,
-                       "receive-delete-until-empty", url, ledger)
+        received = timed("ReceiveMessage (10) + DeleteMessageBatch", clients,
+                         "receive-delete-until-empty", url, ledger, "receive-delete")
         checked(url, ledger, [sent, received])
     if "mixed" in options.groups:
         url = fresh_queue("mixed")
         producers_ledger, consumers_ledger = DeliveryLedger(), DeliveryLedger()
         half = max(1, clients // 2)
-        with ThreadPoolExecutor(max_workers=2) as both:
+        consume = "receive-delete" if options.messages is None else "receive-delete-until-drained"
+        with phase("mixed"), ThreadPoolExecutor(max_workers=2) as both:
             producers = both.submit(row, "mixed: producers (SendMessageBatch 10)", half,
-                                    "send-batch", url, producers_ledger)
+                                    "send-batch", url, producers_ledger, "mixed")
             consumers = both.submit(row, "mixed: consumers (receive 10 + delete batch)", half,
-                                    "receive-delete", url, consumers_ledger)
+                                    consume, url, consumers_ledger, "mixed")
             mixed_rows = [producers.result(), consumers.result()]
         producers_ledger.absorb(consumers_ledger)
         checked(url, producers_ledger, mixed_rows)
     if "fifo" in options.groups:
         url, ledger = fresh_queue("fifo", fifo=True), DeliveryLedger()
-        sent = row(f"FIFO SendMessageBatch (10, {FIFO_GROUPS} groups)", clients,
-                   "send-batch-fifo", url, ledger)
-        received = row("FIFO ReceiveMessage (10) + DeleteMessageBatch", clients,
-                       "receive-delete-until-empty", url, ledger)
+        sent = timed(f"FIFO SendMessageBatch (10, {FIFO_GROUPS} groups)", clients,
+                     "send-batch-fifo", url, ledger, "fifo-send-batch")
+        received = timed("FIFO ReceiveMessage (10) + DeleteMessageBatch", clients,
+                         "receive-delete-until-empty", url, ledger, "fifo-receive-delete")
         checked(url, ledger, [sent, received])
     return rows
 
