@@ -182,6 +182,21 @@ def target_server(
         yield server
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and all its live descendants (the workers of `cqs serve --workers N`, the
+    Redis and Cassandra a server started)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, frontier = [pid], [pid]
+    while frontier:
+        frontier = [child for parent in frontier for child in children.get(parent, [])]
+        tree += frontier
+    return tree
+
+
 def raise_open_file_limit(wanted: int) -> int:
     """Raise this process's open-file limit (inherited by the children it starts, the
     server among them) towards `wanted`, as far as the hard limit allows; returns it."""

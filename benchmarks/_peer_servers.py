@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT, sqs_client, start_server
+from _common import ROOT, process_tree, sqs_client, start_server
 
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
@@ -43,20 +43,6 @@ class Target:
     endpoint: str
     description: str  # for the report's heading: what ran, which version
     parts: dict[str, int]  # CPU part -> the root pid of its processes
-
-
-def process_tree(pid: int) -> list[int]:
-    """`pid` and all its live descendants."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, frontier = [pid], [pid]
-    while frontier:
-        frontier = [child for parent in frontier for child in children.get(parent, [])]
-        tree += frontier
-    return tree
 
 
 def cpu_seconds(pid: int) -> float:

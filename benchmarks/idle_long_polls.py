@@ -50,7 +50,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
-from _common import host_lines, raise_open_file_limit, target_server, write_section  # noqa: E402
+from _common import (  # noqa: E402
+    host_lines,
+    process_tree,
+    raise_open_file_limit,
+    target_server,
+    write_section,
+)
 
 from benchmarks._delivery_ledger import percentile  # noqa: E402
 from benchmarks._sqs_wire import (  # noqa: E402
@@ -131,20 +137,6 @@ async def wait_all(
 
 
 # --- memory ------------------------------------------------------------------------------------
-
-
-def process_tree(pid: int) -> list[int]:
-    """`pid` and all its descendants (the workers of `cqs serve --workers N`)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, frontier = [pid], [pid]
-    while frontier:
-        frontier = [child for parent in frontier for child in children.get(parent, [])]
-        tree += frontier
-    return tree
 
 
 def resident_kib(pid: int) -> int:
