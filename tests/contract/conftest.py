@@ -13,13 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from cqs.embedded.redis_server import EmbeddedRedis
+from tests.fixtures.redis_server import running_redis
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    server = EmbeddedRedis(tmp_path_factory.mktemp("contract-redis"))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from running_redis(tmp_path_factory.mktemp("contract-redis"))
