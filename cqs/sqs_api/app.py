@@ -47,6 +47,7 @@ from cqs.sqs_api.errors import (
     render_query_error,
     wire_error_for,
 )
+from cqs.sqs_api.extensions import EXTENSION_HANDLERS
 from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE, render_json_result
 from cqs.sqs_api.protocol import (
@@ -172,6 +173,8 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         decoded = decode_query_request(request.rel_url.raw_query_string, body)
 
     handler = HANDLERS.get(decoded.action)
+    if handler is None and protocol is Protocol.JSON:
+        handler = EXTENSION_HANDLERS.get(decoded.action)
     request[_ACTION] = decoded.action if handler is not None else "unknown"
     if handler is None:
         if protocol is Protocol.JSON:

@@ -27,6 +27,10 @@ from urllib.parse import unquote_to_bytes
 from cqs import errors, validation
 
 JSON_TARGET_PREFIX = "AmazonSQS."
+# cqs's own actions beyond SQS (consumer groups, peek, replay, scheduling): JSON protocol
+# only, decoded with their prefix kept (`CqsExtensions.PeekMessages`) so that no SQS
+# action name can ever reach an extension handler or the other way round.
+EXTENSION_TARGET_PREFIX = "CqsExtensions."
 
 # SQS accepts up to 1 MiB of message payload per request (one message, or a whole batch).
 # The most a valid request can take on the wire is a query form whose payload is a binary
@@ -107,12 +111,16 @@ def detect_protocol(target: str | None, content_type: str | None) -> Protocol:
 
 
 def decode_json_request(target: str | None, body: bytes) -> DecodedRequest:
-    """`X-Amz-Target: AmazonSQS.<Action>` and a JSON object body (empty means `{}`)."""
+    """`X-Amz-Target: AmazonSQS.<Action>` (or `CqsExtensions.<Action>`, kept whole) and a
+    JSON object body (empty means `{}`)."""
     if not target:
         raise MissingAction("The request must name an operation in the X-Amz-Target header.")
-    if not target.startswith(JSON_TARGET_PREFIX) or len(target) == len(JSON_TARGET_PREFIX):
+    if target.startswith(EXTENSION_TARGET_PREFIX) and len(target) > len(EXTENSION_TARGET_PREFIX):
+        action = target
+    elif target.startswith(JSON_TARGET_PREFIX) and len(target) > len(JSON_TARGET_PREFIX):
+        action = target[len(JSON_TARGET_PREFIX):]
+    else:
         raise UnknownOperation(f"The operation {target} is not valid for this endpoint.")
-    action = target[len(JSON_TARGET_PREFIX):]
     if not body.strip():
         return DecodedRequest(Protocol.JSON, action)
     try:

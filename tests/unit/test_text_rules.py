@@ -263,3 +263,12 @@ def test_tags_of_control_characters_are_refused_by_the_service_rules_too() -> No
         validate_tags({"te\x00am": "blue"})
     with pytest.raises(errors.InvalidParameterValue):
         validate_tag_keys(["\ud800"])
+
+
+def test_extension_targets_keep_their_prefix_so_no_sqs_action_name_can_reach_them() -> None:
+    decoded = decode_json_request("CqsExtensions.PeekMessages", b'{"QueueUrl": "q"}')
+    assert decoded.action == "CqsExtensions.PeekMessages"
+    assert decode_json_request("AmazonSQS.SendMessage", b"{}").action == "SendMessage"
+    for target in ("CqsExtensions.", "AmazonSQS.", "Other.SendMessage", "SendMessage"):
+        with pytest.raises(errors.UnknownAction):
+            decode_json_request(target, b"{}")
