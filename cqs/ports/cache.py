@@ -110,6 +110,12 @@ class CachedMessages(Protocol):
     ) -> DeleteOutcome:
         """Remove the message unless it was received again since `receipt_nonce`."""
 
+    async def delete_many(
+        self, queue: QueueIdentity, handles: Sequence[tuple[str, str]]
+    ) -> list[DeleteOutcome]:
+        """`delete` for several (message id, receipt nonce) pairs at once: one outcome each,
+        in order."""
+
     async def defer_store_delete(self, queue: QueueIdentity, message_id: str) -> None:
         """Remember a delete the durable store could not take yet; fills skip the message."""
 

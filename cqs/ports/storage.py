@@ -92,6 +92,9 @@ class MessageStore(Protocol):
     async def delete(self, queue: Queue, message_id: str) -> None:
         """Remove one message; deleting a missing message is not an error."""
 
+    async def delete_many(self, queue: Queue, message_ids: Sequence[str]) -> None:
+        """`delete` for several messages, in as few requests as the store allows."""
+
     async def get(self, queue: Queue, message_id: str) -> Message | None: ...
 
     def scan(self, queue: Queue, page_size: int) -> AsyncIterator[list[Message]]:

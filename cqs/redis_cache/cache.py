@@ -296,8 +296,17 @@ class RedisMessageCache:
     async def delete(
         self, queue: QueueIdentity, message_id: str, receipt_nonce: str
     ) -> DeleteOutcome:
-        reply = await self._script(queue, "delete", [message_id, receipt_nonce])
-        return DeleteOutcome(reply)
+        [outcome] = await self.delete_many(queue, [(message_id, receipt_nonce)])
+        return outcome
+
+    async def delete_many(
+        self, queue: QueueIdentity, handles: Sequence[tuple[str, str]]
+    ) -> list[DeleteOutcome]:
+        if not handles:
+            return []
+        args = [part for handle in handles for part in handle]
+        reply = await self._script(queue, "delete", args)
+        return [DeleteOutcome(outcome) for outcome in reply]
 
     async def change_visibility(
         self, queue: QueueIdentity, message_id: str, receipt_nonce: str, visible_at_ms: int

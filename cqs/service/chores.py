@@ -9,7 +9,6 @@ adapter.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from cqs.errors import QueueDoesNotExist, StorageUnavailable
@@ -53,7 +52,7 @@ class Chores:
             except QueueDoesNotExist:  # its messages went with it
                 await self._sweeper.forget_store_deletes(identity, message_ids)
                 continue
-            await asyncio.gather(*(self._store.delete(queue, mid) for mid in message_ids))
+            await self._store.delete_many(queue, message_ids)
             await self._sweeper.forget_store_deletes(identity, message_ids)
             applied += len(message_ids)
         return applied

@@ -142,7 +142,7 @@ class DeadLetters:
             ))
             if live:
                 await self._cache_fill.add(target, live, now_ms)
-            await asyncio.gather(*(self._store.delete(source, m.message_id) for m in messages))
+            await self._store.delete_many(source, [m.message_id for m in messages])
         except StorageUnavailable:
             # The messages are still in the source's store: reload the source's cache.
             log.warning("moving %d messages of %s to its DLQ failed", len(messages), source.name)

@@ -122,14 +122,44 @@ class InFlightMessages:
     async def delete_message_batch(
         self, queue: Queue, entries: Sequence[tuple[str, str]]
     ) -> BatchResult[None]:
-        validation.validate_batch_entries(
-            [entry_id for entry_id, _ in entries], "DeleteMessageBatch"
-        )
-        outcomes = await asyncio.gather(
-            *(self.delete_message(queue, handle) for _, handle in entries),
-            return_exceptions=True,
-        )
-        return _batch_result([entry_id for entry_id, _ in entries], outcomes)
+        """One cache call and one store write for the whole batch; an entry whose handle
+        cannot be read fails alone."""
+        entry_ids = [entry_id for entry_id, _ in entries]
+        validation.validate_batch_entries(entry_ids, "DeleteMessageBatch")
+        identity = queue.identity
+        outcomes: list[object] = []
+        handles: list[tuple[str, str]] = []
+        for _, receipt_handle in entries:
+            try:
+                handle = self._signer.read(receipt_handle, identity.key)
+            except CqsError as refused:
+                outcomes.append(refused)
+                continue
+            outcomes.append(None)
+            handles.append((handle.message_id, handle.receipt_nonce))
+        try:
+            cached = await self._messages.delete_many(identity, handles)
+        except StorageUnavailable:
+            self._cache_fill.mark_stale(identity)
+            cached = [DeleteOutcome.NOT_CACHED] * len(handles)
+        # As SQS: a handle from before the latest receive succeeds and deletes nothing.
+        to_delete = [
+            (message_id, outcome)
+            for (message_id, _), outcome in zip(handles, cached, strict=True)
+            if outcome is not DeleteOutcome.STALE_HANDLE
+        ]
+        for message_id, _ in to_delete:
+            self._deliveries.forget(queue.queue_id, message_id)
+        try:
+            await self._store.delete_many(queue, [message_id for message_id, _ in to_delete])
+        except StorageUnavailable:
+            for message_id, outcome in to_delete:
+                if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
+                    identity, message_id
+                ):
+                    raise
+        self._telemetry.messages_deleted(queue.name, len(to_delete))
+        return _batch_result(entry_ids, outcomes)
 
     async def change_message_visibility_batch(
         self, queue: Queue, entries: Sequence[tuple[str, str, int]]

@@ -469,6 +469,31 @@ async def test_a_handle_from_an_earlier_receive_is_stale_and_deletes_nothing(
     assert current is DeleteOutcome.DELETED
 
 
+async def test_one_delete_call_answers_each_handle_of_a_batch_in_order(
+    message_cache: RedisMessageCache,
+) -> None:
+    queue = await ready_queue(message_cache)
+    now = now_ms()
+    await message_cache.add(queue, [make_message(f"m{i}") for i in range(3)], now)
+    first = {d.message.body: d for d in await receive(message_cache, queue, now, timeout_ms=1000)}
+    [again] = await receive(message_cache, queue, now + 1000, max_count=1, timeout_ms=60_000)
+    others = sorted(set(first) - {again.message.body})
+
+    outcomes = await message_cache.delete_many(queue, [
+        (again.message.message_id, first[again.message.body].receipt_nonce),  # earlier handle
+        (first[others[0]].message.message_id, first[others[0]].receipt_nonce),
+        (str(uuid.uuid1()), "never-cached"),
+        (first[others[1]].message.message_id, first[others[1]].receipt_nonce),
+    ])
+
+    assert outcomes == [
+        DeleteOutcome.STALE_HANDLE, DeleteOutcome.DELETED,
+        DeleteOutcome.NOT_CACHED, DeleteOutcome.DELETED,
+    ]
+    assert await message_cache.counts(queue, now + 1000) == MessageCounts(0, 1, 0)
+    assert await message_cache.delete_many(queue, []) == []
+
+
 async def test_a_message_visible_again_after_its_timeout_is_deleted_with_its_last_handle(
     message_cache: RedisMessageCache,
 ) -> None:

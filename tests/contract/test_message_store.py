@@ -135,6 +135,31 @@ async def test_deleted_message_is_gone_and_deleting_it_again_is_not_an_error(
     }
 
 
+async def test_many_messages_of_mixed_sizes_are_put_and_deleted_in_batches(
+    message_store: CassandraMessageStore,
+) -> None:
+    # Small messages share unlogged batches; 6 KiB ones exceed a batch's byte budget and
+    # go alone: every one must still be written and deleted.
+    queue = new_queue()
+    messages = [
+        new_message(body=("x" * 6000 if i % 4 == 0 else f"small {i}")) for i in range(25)
+    ]
+    await message_store.put(queue, messages)
+    assert ids([m for page in await scanned(message_store, queue, 100) for m in page]) == ids(
+        messages
+    )
+
+    doomed, kept = messages[:20], messages[20:]
+    await message_store.delete_many(
+        queue, [m.message_id for m in doomed] + ["not-a-message-id", str(uuid.uuid1())]
+    )
+
+    assert ids([m for page in await scanned(message_store, queue, 100) for m in page]) == ids(kept)
+    for message in kept:
+        assert await message_store.get(queue, message.message_id) == message
+    await message_store.delete_many(queue, [])
+
+
 async def test_ids_that_were_never_stored_read_as_missing(
     message_store: CassandraMessageStore,
 ) -> None:

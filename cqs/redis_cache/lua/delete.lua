@@ -1,35 +1,45 @@
--- delete: remove one message unless it was received again since the caller's receive
+-- delete: remove messages unless they were received again since the caller's receive
 -- (then nothing changes: SQS answers such a delete with success and keeps the message).
+-- One call deletes a whole DeleteMessageBatch: one round trip instead of one per entry.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
--- ARGV: [1] message id  [2] receipt nonce from the caller's handle
--- Returns: 'deleted', 'not_cached' or 'stale_handle' (DeleteOutcome values).
+-- ARGV: pairs of [message id, receipt nonce from the caller's handle], one per message
+-- Returns: one of 'deleted', 'not_cached' or 'stale_handle' (DeleteOutcome values) per pair.
 -- An in-flight message matches the handle when its stored nonce equals the handle's or is
 -- empty (loaded in flight by a fill after an outage: the handle came from the store).
 -- While a fill runs every deleted id is remembered so the fill does not bring it back.
 -- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
 --!include _common.lua
-local id = ARGV[1]
-local receipt = redis.call('HGET', KEYS[4], id)
-local in_flight = receipt and redis.call('ZSCORE', KEYS[5], id)
-if in_flight and not handle_matches(receipt, ARGV[2]) then
-  return 'stale_handle'  -- nothing remembered: the current holder's delete still counts
+local filling = is_filling(redis.call('GET', KEYS[1]))
+
+local function delete_one(id, nonce)
+  local receipt = redis.call('HGET', KEYS[4], id)
+  local in_flight = receipt and redis.call('ZSCORE', KEYS[5], id)
+  if in_flight and not handle_matches(receipt, nonce) then
+    return 'stale_handle'  -- nothing remembered: the current holder's delete still counts
+  end
+  if filling then
+    redis.call('SADD', KEYS[7], id)
+  end
+  if not receipt then
+    return 'not_cached'
+  end
+  if in_flight then
+    redis.call('ZREM', KEYS[5], id)
+    lock_group(id, -1)
+  elseif redis.call('ZREM', KEYS[6], id) == 0 then
+    -- visible: messages back from flight sit near the head, so the scan stops early
+    remove_visible(id)
+  end
+  forget_message(id)
+  return 'deleted'
 end
-if is_filling(redis.call('GET', KEYS[1])) then
-  redis.call('SADD', KEYS[7], id)
+
+local outcomes = {}
+for index = 1, #ARGV, 2 do
+  outcomes[#outcomes + 1] = delete_one(ARGV[index], ARGV[index + 1])
 end
-if not receipt then
-  return 'not_cached'
-end
-if in_flight then
-  redis.call('ZREM', KEYS[5], id)
-  lock_group(id, -1)
-elseif redis.call('ZREM', KEYS[6], id) == 0 then
-  -- visible: messages back from flight sit near the head, so the scan stops early
-  remove_visible(id)
-end
-forget_message(id)
-return 'deleted'
+return outcomes
