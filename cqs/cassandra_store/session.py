@@ -216,21 +216,27 @@ class CassandraSession:
         def fail(exc: BaseException) -> None:
             loop.call_soon_threadsafe(_settle, answer, None, exc)
 
-        submit = partial(
-            self._session.execute_async, statement, parameters, timeout=self._request_timeout
-        )
+        def submit() -> None:
+            # Runs on a submit thread (protocol v1/v2) or inline; either way the answer comes
+            # back through `answer` alone, so the loop is woken once per statement.
+            try:
+                response = self._session.execute_async(
+                    statement, parameters, timeout=self._request_timeout
+                )
+            except BaseException as exc:
+                fail(exc)
+                return
+            if coordinator is not None:  # the host the driver sent the statement to
+                coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
+            response.add_callbacks(deliver, fail)
+
         with unavailable_on_driver_errors("request"):
             # The driver's own timeout normally fires first; this bounds the call regardless.
             async with asyncio.timeout(self._request_timeout + 1.0):
                 if self._submitter is None:
-                    response = submit()
+                    submit()
                 else:
-                    response = await loop.run_in_executor(self._submitter, submit)
-                response.add_callbacks(deliver, fail)
-                if coordinator is not None:  # the host the driver sent the statement to
-                    coordinator.append(
-                        str(getattr(response, "_current_host", None) or "unknown")
-                    )
+                    self._submitter.submit(submit)
                 return await answer
 
     async def write_text(self, cql: str) -> None:

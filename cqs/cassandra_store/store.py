@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from cqs.cassandra_store import rows, schema
+from cqs.cassandra_store.batches import MessageRowWriter, RowValues
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.deduplications import (
     drop_deduplications,
@@ -29,11 +30,6 @@ from cqs.model import Deduplication, Message, Queue
 # A bucket is closed (no more writes expected) this long after its end: covers clock skew
 # between API processes and the time between creating a message id and writing it.
 DEFAULT_CLOSED_BUCKET_SLACK_SECONDS = 120
-# An unlogged batch holds at most this many rows and this many payload bytes: Cassandra
-# 3.0+ warns past 10 partitions and 5 KiB per batch and refuses past 50 KiB (defaults), so
-# bigger messages are written one per request.
-BATCH_ROWS = 10
-BATCH_PAYLOAD_BYTES = 5 * 1024
 # Buckets and shards one `sample` call may look at: it must stay cheap.
 SAMPLE_BUCKETS = 4
 SAMPLE_SHARDS = 10
@@ -60,6 +56,7 @@ class CassandraMessageStore:
         self._session = session
         self._owns_session = owns_session
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self._rows = MessageRowWriter(session)
         self._partitions = MessagePartitions(
             session,
             bucket_seconds=bucket_seconds,
@@ -101,11 +98,7 @@ class CassandraMessageStore:
     ) -> None:
         await self._partitions.agree_on_layout()
         ttl = max(1, queue.retention_seconds if keep_seconds is None else keep_seconds)
-        insert = (
-            f"INSERT INTO {schema.MESSAGES_TABLE} (queue_id, bucket, shard, message_id, payload)"
-            f" VALUES (?, ?, ?, ?, ?) USING TTL {ttl}"  # CQL 3.0 has no bind marker for TTL
-        )
-        rows_to_write: list[tuple[list[object], int]] = []
+        rows_to_write: list[RowValues] = []
         buckets: set[int] = set()
         for message in messages:
             message_uuid = rows.parse_message_id(message.message_id)
@@ -118,7 +111,7 @@ class CassandraMessageStore:
                 ([queue.queue_id, location.bucket, location.shard, message_uuid, payload],
                  len(payload))
             )
-        writes = self._batched_writes(insert, rows_to_write)
+        writes: list[Awaitable[None]] = [self._rows.insert(ttl, rows_to_write)]
         index_ttl = self._partitions.index_ttl(ttl)
         new_buckets = self._partitions.unregistered(queue.queue_id, buckets, index_ttl)
         for bucket in new_buckets:
@@ -131,13 +124,7 @@ class CassandraMessageStore:
 
     async def delete_many(self, queue: Queue, message_ids: Sequence[str]) -> None:
         await self._partitions.agree_on_layout()
-        # A row tombstone on Cassandra 3.0+; on 1.2 a range tombstone in a regular table and a
-        # cell tombstone in a compact one (docs/cassandra-deletes.md measures both).
-        delete = (
-            f"DELETE FROM {schema.MESSAGES_TABLE}"
-            " WHERE queue_id = ? AND bucket = ? AND shard = ? AND message_id = ?"
-        )
-        keys: list[tuple[list[object], int]] = []
+        keys: list[RowValues] = []
         for message_id in message_ids:
             message_uuid = rows.parse_message_id(message_id)
             if message_uuid is not None:
@@ -145,21 +132,7 @@ class CassandraMessageStore:
                 keys.append(
                     ([queue.queue_id, location.bucket, location.shard, message_uuid], 0)
                 )
-        await all_or_first_error(self._batched_writes(delete, keys))
-
-    def _batched_writes(
-        self, statement: str, parameters: Sequence[tuple[list[object], int]]
-    ) -> list[Awaitable[None]]:
-        """One write per unlogged batch of `statement`s (each with its values and payload
-        size): one request, and one hand-off to the driver, instead of one per row."""
-        writes: list[Awaitable[None]] = []
-        for chunk in _write_batches(parameters):
-            if len(chunk) == 1:
-                writes.append(self._session.write(statement, chunk[0]))
-            else:
-                batch = "BEGIN UNLOGGED BATCH " + "; ".join([statement] * len(chunk)) + " APPLY BATCH"
-                writes.append(self._session.write(batch, [v for values in chunk for v in values]))
-        return writes
+        await self._rows.delete(keys)
 
     async def get(self, queue: Queue, message_id: str) -> Message | None:
         await self._partitions.agree_on_layout()
@@ -366,21 +339,3 @@ def _read_browse_position(position: str | None) -> tuple[int, int, uuid.UUID] | 
     except ValueError as exc:
         raise ValueError(f"not a browse position: {position!r}") from exc
 
-
-def _write_batches(
-    parameters: Sequence[tuple[list[object], int]],
-) -> list[list[list[object]]]:
-    """Rows' values grouped in order into batches within BATCH_ROWS and BATCH_PAYLOAD_BYTES
-    (a row bigger than the byte limit alone)."""
-    batches: list[list[list[object]]] = []
-    current: list[list[object]] = []
-    current_bytes = 0
-    for values, size in parameters:
-        if current and (len(current) == BATCH_ROWS or current_bytes + size > BATCH_PAYLOAD_BYTES):
-            batches.append(current)
-            current, current_bytes = [], 0
-        current.append(values)
-        current_bytes += size
-    if current:
-        batches.append(current)
-    return batches

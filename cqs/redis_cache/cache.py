@@ -45,6 +45,7 @@ from cqs.redis_cache.keys import (
     STATE_READY,
     QueueKeys,
     filling_state,
+    script_keys,
 )
 from cqs.redis_cache.replies import (
     decode_receive,
@@ -105,8 +106,7 @@ class RedisMessageCache:
     async def _script(self, queue: QueueIdentity, script: str, args: Sequence[str | int]) -> Any:
         server = self._pool.holder_of(queue)
         registered = getattr(server.scripts, script)
-        keys = QueueKeys(queue).script_keys()
-        return await self._pool.call(server, registered, keys=keys, args=list(args))
+        return await self._pool.run_script(server, registered, script_keys(queue), args)
 
     # --- fill -----------------------------------------------------------------------------
 

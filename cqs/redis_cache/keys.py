@@ -58,6 +58,7 @@ Per server pub/sub channel:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from cqs.model import QueueIdentity
@@ -201,3 +202,13 @@ def queue_from_key(key: str) -> QueueIdentity | None:
 
 def filling_state(owner: str) -> str:
     return f"{STATE_FILLING_PREFIX}{owner}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _script_keys(queue: QueueIdentity) -> tuple[str, ...]:
+    return tuple(QueueKeys(queue).script_keys())
+
+
+def script_keys(queue: QueueIdentity) -> tuple[str, ...]:
+    """`QueueKeys(queue).script_keys()`, built once per queue: every script call needs them."""
+    return _script_keys(queue)

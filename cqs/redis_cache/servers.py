@@ -34,8 +34,9 @@ from urllib.parse import urlsplit, urlunsplit
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, ReadOnlyError
+from redis.exceptions import NoScriptError, OutOfMemoryError, ReadOnlyError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cqs.errors import StorageBusy, StorageUnavailable
@@ -242,6 +243,36 @@ class RedisServer:
         self.breaker.record_success()
         return result
 
+    async def eval_script(
+        self, script: AsyncScript, keys: Sequence[str], args: Sequence[str | int]
+    ) -> Any:
+        """EVALSHA on a pooled connection, straight: redis-py's command path (retry wrapper,
+        telemetry hooks, per-call option handling) costs more than the script on the hot
+        path. Loads the script when the server does not know it (restarted, flushed)."""
+        pool = self.client.connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            try:
+                return await self._evalsha(connection, script, keys, args)
+            except NoScriptError:
+                await connection.send_command("SCRIPT", "LOAD", script.script)
+                script.sha = await connection.read_response()
+                return await self._evalsha(connection, script, keys, args)
+        except ResponseError:
+            raise  # the reply was read whole: the connection is fine
+        except BaseException:
+            await connection.disconnect()  # never leave half a reply for the next caller
+            raise
+        finally:
+            await pool.release(connection)
+
+    @staticmethod
+    async def _evalsha(
+        connection: Any, script: AsyncScript, keys: Sequence[str], args: Sequence[str | int]
+    ) -> Any:
+        await connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+        return await connection.read_response()
+
     async def _admit(self) -> None:
         """Take a command slot; wait up to the pool wait when all are busy (back-pressure)."""
         if not self._slots.locked():
@@ -333,6 +364,18 @@ class ServerPool:
     ) -> T:
         """Run one Redis operation on `server` (its limits and failure translation)."""
         return await server.call(self._operation_name(operation), operation, *args, **kwargs)
+
+    async def run_script(
+        self,
+        server: RedisServer,
+        script: AsyncScript,
+        keys: Sequence[str],
+        args: Sequence[str | int],
+    ) -> Any:
+        """Run one of `server`'s registered scripts, labelled with the script's name."""
+        return await server.call(
+            self._operation_name(script), server.eval_script, script, keys, args
+        )
 
     def _operation_name(self, operation: object) -> str:
         """A script's name, a command's name, or the method a local helper serves."""

@@ -494,6 +494,21 @@ async def test_one_delete_call_answers_each_handle_of_a_batch_in_order(
     assert await message_cache.delete_many(queue, []) == []
 
 
+async def test_scripts_the_server_forgot_are_loaded_again_on_the_next_call(
+    message_cache: RedisMessageCache, raw_redis: Redis
+) -> None:
+    # A restarted or flushed Redis has no scripts: the next call loads them and succeeds.
+    queue = await ready_queue(message_cache)
+    now = now_ms()
+    await raw_redis.script_flush()
+    await message_cache.add(queue, [make_message()], now)
+    [delivery] = await receive(message_cache, queue, now)
+    await raw_redis.script_flush()
+    assert await message_cache.delete(
+        queue, delivery.message.message_id, delivery.receipt_nonce
+    ) is DeleteOutcome.DELETED
+
+
 async def test_a_message_visible_again_after_its_timeout_is_deleted_with_its_last_handle(
     message_cache: RedisMessageCache,
 ) -> None:
