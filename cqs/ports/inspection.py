@@ -21,6 +21,7 @@ MAX_PEEK = 100  # messages in one peek
 # "delayed").
 NOT_CACHED = "not cached"  # the queue's cache is not filled: it is served from Cassandra
 UNKNOWN = "unknown"  # the queue's Redis does not answer
+DELETED = "deleted"  # gone from a ready cache: a delete or expiry the store has not seen yet
 
 
 @dataclass(frozen=True, slots=True)
