@@ -12,6 +12,7 @@ server, so a client machine needs no more than `pip install cqs` without its ext
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -98,7 +99,9 @@ class ExtensionClient:
         attribute_names: tuple[str, ...] = ("All",),
         message_attribute_names: tuple[str, ...] = ("All",),
     ) -> dict[str, Any]:
-        """One page of visible messages, looked at without being received."""
+        """One page of visible messages, looked at without being received: `Messages` as
+        boto3's receive_message gives them (binary attribute values as bytes), but without
+        receipt handles, and `NextToken` while more may follow."""
         body: dict[str, Any] = {
             "QueueUrl": queue_url,
             "MaxNumberOfMessages": max_number_of_messages,
@@ -107,7 +110,7 @@ class ExtensionClient:
         }
         if next_token:
             body["NextToken"] = next_token
-        return self.call("PeekMessages", body)
+        return _with_binary_values(self.call("PeekMessages", body))
 
     def iter_peek(self, queue_url: str, page_size: int = 100) -> Iterator[dict[str, Any]]:
         """Every visible message of the queue, page after page (each message once, in the
@@ -136,7 +139,7 @@ class ExtensionClient:
         }
         if next_token:
             body["NextToken"] = next_token
-        return self.call("PeekConsumedMessages", body)
+        return _with_binary_values(self.call("PeekConsumedMessages", body))
 
     def replay_messages(self, queue_url: str, start_time: float, end_time: float) -> int:
         """Send the messages consumed in [start_time, end_time) to the queue again, calling
@@ -149,3 +152,12 @@ class ExtensionClient:
             if not answer.get("NextToken"):
                 return replayed
             body["NextToken"] = answer["NextToken"]
+
+
+def _with_binary_values(answer: dict[str, Any]) -> dict[str, Any]:
+    """Binary message attribute values as bytes, as boto3 gives them (JSON carries base64)."""
+    for message in answer.get("Messages", []):
+        for value in (message.get("MessageAttributes") or {}).values():
+            if isinstance(value.get("BinaryValue"), str):
+                value["BinaryValue"] = base64.b64decode(value["BinaryValue"])
+    return answer
