@@ -1,11 +1,11 @@
 """StorageQueueInspector: the `cqs.ports.QueueInspector` port over the storage ports.
 
-Owns what operators look at that the SQS API does not show, read only: peeking at a queue's
-messages in the durable store (no visibility or receive count changes, no cache fill),
-one message by id, which queue dead-letters into which, and the cluster: Redis servers
+Owns what operators look at that the SQS API does not show, read only: which queue
+dead-letters into which, and the cluster: Redis servers
 with the queues they own, their memory and revisibility lag, Cassandra's status, and the
 API processes of this deployment this process can see. Everything that changes a queue
-goes through `QueueService`, never through here.
+goes through `QueueService`, never through here; so does peeking at messages
+(`QueueService.peek_messages`, the mechanism of CqsExtensions.PeekMessages).
 
 Imports model, errors, ports, the pure `arns` and `dead_letter_policy` helpers and the
 standard library; never an adapter, aiohttp, redis or cassandra (the composition root hands
@@ -20,17 +20,12 @@ import time
 from collections.abc import Callable, Sequence
 
 from cqs import arns, dead_letter_policy
-from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
-from cqs.model import CacheState, Message, Queue, QueueNamespace
+from cqs.errors import StorageError
+from cqs.model import QueueNamespace
 from cqs.ports import CacheInspection, MessageStore, QueueCatalog
 from cqs.ports.inspection import (
-    MAX_PEEK,
-    NOT_CACHED,
-    UNKNOWN,
     CassandraView,
     ClusterView,
-    MessagePage,
-    PeekedMessage,
     ProcessView,
     RedisServerView,
 )
@@ -75,54 +70,6 @@ class StorageQueueInspector:
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
-
-    async def _queue(self, name: str) -> Queue:
-        queue = await self._catalog.get(self._namespace.queue(name))
-        if queue is None:
-            raise QueueDoesNotExist("The specified queue does not exist.")
-        return queue
-
-    # --- messages ----------------------------------------------------------------------------
-
-    async def peek(self, name: str, position: str | None, limit: int) -> MessagePage:
-        """A page of the queue's messages from the durable store, without receiving them."""
-        if not 1 <= limit <= MAX_PEEK:
-            raise InvalidParameterValue(f"Peek between 1 and {MAX_PEEK} messages at a time.")
-        queue = await self._queue(name)
-        try:
-            messages, following = await self._store.browse(queue, position, limit)
-        except ValueError as exc:
-            raise InvalidParameterValue("Invalid message page position.") from exc
-        return MessagePage(await self._with_states(queue, messages), following)
-
-    async def message(self, name: str, message_id: str) -> PeekedMessage | None:
-        """One message by id from the durable store (None: deleted, expired or never sent)."""
-        queue = await self._queue(name)
-        found = await self._store.get(queue, message_id)
-        if found is None:
-            return None
-        return (await self._with_states(queue, [found]))[0]
-
-    async def _with_states(self, queue: Queue, messages: list[Message]) -> list[PeekedMessage]:
-        now_ms = self._now_ms()
-        try:
-            if await self._cache.state(queue.identity) is not CacheState.READY:
-                return [_from_store(message, now_ms) for message in messages]
-            states = await self._cache.message_states(
-                queue.identity, [message.message_id for message in messages], now_ms
-            )
-        except StorageError:
-            return [PeekedMessage(message, UNKNOWN) for message in messages]
-        peeked: list[PeekedMessage] = []
-        for message in messages:
-            known = states.get(message.message_id)
-            if known is None:  # a delete or an expiry the store has not seen yet
-                peeked.append(PeekedMessage(message, NOT_CACHED))
-            else:
-                peeked.append(PeekedMessage(
-                    message, known.place.value, known.receive_count, known.first_receive_ms
-                ))
-        return peeked
 
     # --- dead-letter links -------------------------------------------------------------------
 
@@ -204,13 +151,6 @@ class StorageQueueInspector:
         except (StorageError, TimeoutError) as error:
             return CassandraView(False, error=str(error) or "no answer in time")
         return CassandraView(True, figures)
-
-
-def _from_store(message: Message, now_ms: int) -> PeekedMessage:
-    """What the store alone tells: delayed until its delay passes; receives are unknown."""
-    if message.visible_at_ms > now_ms:
-        return PeekedMessage(message, "delayed")
-    return PeekedMessage(message, NOT_CACHED)
 
 
 def _process(pid: int) -> ProcessView:

@@ -25,6 +25,7 @@ from admin_ui import mount_admin_console
 from cqs import __version__
 from cqs.cassandra_store import (
     CassandraConnection,
+    CassandraConsumedMessages,
     CassandraLegacyKeyspace,
     CassandraMessageStore,
     CassandraQueueCatalog,
@@ -136,6 +137,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             ),
             clock=clock.time,
             telemetry=hub.telemetry,
+            consumed=CassandraConsumedMessages(session),  # peek and replay (issue 19)
         )
         holder["service"] = service
         hub.attach(

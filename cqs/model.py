@@ -150,6 +150,13 @@ class Queue:
         """DeduplicationScope=messageGroup: the same id in two groups is two messages."""
         return self.attributes.get("DeduplicationScope") == "messageGroup"
 
+    # --- peek and replay (issue 19) ---------------------------------------------------------
+    @property
+    def consumed_retention_seconds(self) -> int:
+        """cqs.ConsumedRetentionSeconds: how long deleted messages are kept for replay
+        (0, the default: not at all)."""
+        return int(self.attributes.get(CONSUMED_RETENTION_ATTRIBUTE, "0"))
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -413,3 +420,40 @@ class MessageMoveTask:
     failure_reason: str | None = None
     owner: str = ""
     heartbeat_ms: int = 0
+
+
+# --- peek and replay (issue 19) ------------------------------------------------------------
+
+# The queue attribute (an extension, see docs/compatibility.md) that keeps consumed
+# (deleted) messages for replay, in seconds; 0 or absent: they are not kept.
+CONSUMED_RETENTION_ATTRIBUTE = "cqs.ConsumedRetentionSeconds"
+
+
+@dataclass(frozen=True, slots=True)
+class PeekRequest:
+    """CqsExtensions.PeekMessages: a page of a queue's messages, looked at, not received.
+
+    `visible_only`: only messages a receive could take now (the extension's answer); False
+    shows in-flight and delayed ones too, with where each is (the admin console)."""
+
+    max_number_of_messages: int = 10
+    next_token: str | None = None
+    system_attribute_names: tuple[str, ...] = ()
+    message_attribute_names: tuple[str, ...] = ()
+    visible_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedMessage:
+    """A message as it was when a DeleteMessage consumed it, kept for replay."""
+
+    message: Message
+    consumed_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedRange:
+    """Consumed messages whose delete happened in [start_ms, end_ms)."""
+
+    start_ms: int
+    end_ms: int

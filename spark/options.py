@@ -56,6 +56,23 @@ def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     raise OptionError(f"option {name} must be true or false, got {raw!r}")
 
 
+PEEK_MODES = ("extension", "receive")
+
+
+def _seconds(options: Mapping[str, str], name: str) -> float | None:
+    """A time in seconds since the epoch (an integer or a fraction)."""
+    raw = _lookup(options, name)
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise OptionError(f"option {name} must be seconds since the epoch, got {raw!r}") from None
+    if not 0 <= value <= 1e11:
+        raise OptionError(f"option {name} must be seconds since the epoch, got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Connection:
     """Where the queue is and how to reach it. Without credentials, boto3's own chain
@@ -125,10 +142,31 @@ class ReadOptions:
     # Peek: how many messages at most, and how long they are hidden before being released.
     max_messages: int = 1000
     peek_visibility_timeout: int = 30
+    # Peek through cqs's PeekMessages extension (nothing changes in the queue), or, for an
+    # SQS endpoint without it, by receiving and releasing (receive counts grow by one).
+    peek_mode: str = "extension"
+    # Read the messages consumed in [start, end) (epoch seconds) instead of the queue's
+    # current ones (a queue with cqs.ConsumedRetentionSeconds; extension mode only).
+    consumed_start_time: float | None = None
+    consumed_end_time: float | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        peek_mode = (_lookup(options, "peekMode") or "extension").lower()
+        if peek_mode not in PEEK_MODES:
+            raise OptionError(f"option peekMode must be one of {', '.join(PEEK_MODES)}, got {peek_mode!r}")
+        start = _seconds(options, "consumedStartTime")
+        end = _seconds(options, "consumedEndTime")
+        if (start is None) != (end is None):
+            raise OptionError("options consumedStartTime and consumedEndTime go together")
+        if start is not None and end is not None and end <= start:
+            raise OptionError("option consumedEndTime must be after consumedStartTime")
+        if start is not None and peek_mode != "extension":
+            raise OptionError("consumed messages are read with peekMode extension only")
         return cls(
+            peek_mode=peek_mode,
+            consumed_start_time=start,
+            consumed_end_time=end,
             connection=Connection.parse(options),
             wait_time_seconds=_int(options, "waitTimeSeconds", 1, 0, MAX_WAIT_SECONDS),
             parallel_receivers=_int(options, "parallelReceivers", 4, 1, 64),

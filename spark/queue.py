@@ -45,6 +45,7 @@ class SqsQueue:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self._client: Any = None
+        self._extensions: Any = None
         self._url: str | None = connection.queue_url
         self._lock = threading.Lock()
 
@@ -56,6 +57,7 @@ class SqsQueue:
         self.connection = state["connection"]
         self._url = state["url"]
         self._client = None
+        self._extensions = None
         self._lock = threading.Lock()
 
     @property
@@ -88,6 +90,37 @@ class SqsQueue:
         )
 
     @property
+    def extensions(self) -> Any:
+        """cqs's client for its actions beyond SQS (`cqs.extension_client`), on the same
+        endpoint and credentials as the boto3 client."""
+        with self._lock:
+            if self._extensions is None:
+                self._extensions = self._make_extensions()
+            return self._extensions
+
+    def _make_extensions(self) -> Any:
+        import boto3
+
+        from cqs.extension_client import ExtensionClient
+
+        c = self.connection
+        session = boto3.session.Session(
+            aws_access_key_id=c.access_key_id,
+            aws_secret_access_key=c.secret_access_key,
+            aws_session_token=c.session_token,
+            region_name=c.region,
+        )
+        credentials = session.get_credentials()
+        if credentials is None:
+            raise RuntimeError(f"no AWS credentials to sign requests to {c.queue} with")
+        frozen = credentials.get_frozen_credentials()
+        return ExtensionClient(
+            c.endpoint or f"https://sqs.{c.region}.amazonaws.com", c.region,
+            frozen.access_key, frozen.secret_key, session_token=frozen.token,
+            timeout_seconds=max(c.read_timeout_seconds, 25),
+        )
+
+    @property
     def url(self) -> str:
         if self._url is None:
             name = self.connection.queue_name
@@ -112,6 +145,22 @@ class SqsQueue:
             MessageAttributeNames=ALL,
         )
         return list(answer.get("Messages", []))
+
+    def peek(self, count: int, next_token: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of up to `count` (1..100) visible messages, looked at without being
+        received (cqs's PeekMessages), and the token of the next page."""
+        answer = self.extensions.peek_messages(self.url, count, next_token)
+        return list(answer.get("Messages", [])), answer.get("NextToken")
+
+    def peek_consumed(
+        self, start_time: float, end_time: float, count: int, next_token: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the messages consumed in [start_time, end_time) (cqs's
+        PeekConsumedMessages), and the token of the next page."""
+        answer = self.extensions.peek_consumed_messages(
+            self.url, start_time, end_time, count, next_token
+        )
+        return list(answer.get("Messages", [])), answer.get("NextToken")
 
     def delete(self, receipt_handles: Sequence[str], parallelism: int = 1) -> list[EntryFailure]:
         """DeleteMessageBatch over all handles; failures (e.g. stale handles) are returned."""

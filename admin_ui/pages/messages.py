@@ -1,9 +1,10 @@
 """A queue's messages: sending one, browsing them, and one message in full.
 
 Owns the send form (sent through `QueueService.send_message`, so the API's validation and
-error texts apply) and the peeking pages, which read through the `QueueInspector` port:
-messages are looked at, never received. Imports aiohttp, the console's own modules, the
-service, the errors and the inspector port's limits; never a storage port or an adapter.
+error texts apply) and the peeking pages, which read through the service's peek (the
+mechanism of CqsExtensions.PeekMessages, shown here with in-flight and delayed messages
+too): messages are looked at, never received. Imports aiohttp, the console's own modules,
+the service, the model and the errors; never a storage port or an adapter.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from admin_ui.pages.common import (
     render,
 )
 from cqs.errors import CqsError, InvalidParameterValue, QueueDoesNotExist
+from cqs.model import PeekRequest
 
 PEEK_SIZES = (10, 20, 50, 100)  # each at most cqs.ports.inspection.MAX_PEEK
 DEFAULT_PEEK_SIZE = 20
@@ -96,7 +98,10 @@ async def browse_messages(request: web.Request) -> web.Response:
     position = request.query.get("position") or None
     page_number = max(1, int_query(request, "page", 1))
     try:
-        page = await console.inspector.peek(name, position, size)
+        page = await console.service.peek_messages(
+            console.service.home.queue(name),
+            PeekRequest(max_number_of_messages=size, next_token=position, visible_only=False),
+        )
     except InvalidParameterValue as error:
         return await error_page(request, 400, "Bad page position", error)
     return await render(request, "messages.html", {
@@ -115,7 +120,7 @@ async def show_message(request: web.Request) -> web.Response:
     console = console_of(request)
     name = queue_name_of(request)
     message_id = request.match_info["message_id"]
-    peeked = await console.inspector.message(name, message_id)
+    peeked = await console.service.peek_message(console.service.home.queue(name), message_id)
     if peeked is None:
         return await error_page(
             request, 404, "No such message",

@@ -14,12 +14,14 @@ from cqs.cassandra_store.connection import (
     KeyspaceNotFound,
     connect,
 )
+from cqs.cassandra_store.consumed import CassandraConsumedMessages
 from cqs.cassandra_store.migration import CassandraLegacyKeyspace
 from cqs.cassandra_store.session import CassandraSession
 from cqs.cassandra_store.store import CassandraMessageStore
 
 __all__ = [
     "CassandraConnection",
+    "CassandraConsumedMessages",
     "CassandraLegacyKeyspace",
     "CassandraMessageStore",
     "CassandraQueueCatalog",

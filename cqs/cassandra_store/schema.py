@@ -68,6 +68,11 @@ LEGACY_TABLES = (
 SCHEMA_MIGRATED_SETTING = "schema.migrated_from_legacy"
 
 SHARD_COUNT = 100
+# --- peek and replay (issue 19): the consumed-messages table's layout (fixed: readers
+# derive the partitions of a time range from these two numbers alone).
+CONSUMED_MESSAGES_TABLE = "queue_consumed_messages"
+CONSUMED_BUCKET_SECONDS = 3600
+CONSUMED_SHARD_COUNT = 16
 DEFAULT_BUCKET_SECONDS = 300
 # Short because deletes only ever hit whole buckets or single cells that expire by TTL anyway;
 # a long grace keeps tombstones (read cost) around for no benefit on a single-DC store.
@@ -204,5 +209,21 @@ def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
             " sequence bigint,"
             " expires_ms bigint,"
             " PRIMARY KEY (queue_id, dedup_key))"
+        ),
+        # --- peek and replay (issue 19) ---------------------------------------------------
+        # Messages DeleteMessage consumed from a queue with cqs.ConsumedRetentionSeconds,
+        # by the hour of their delete and a shard (the FIFO group's, so a group keeps its
+        # order), clustered by a version-1 UUID of the delete time; rows expire by TTL.
+        CONSUMED_MESSAGES_TABLE: (
+            f"CREATE TABLE {prefix}{CONSUMED_MESSAGES_TABLE} ("
+            " queue_id text,"
+            " bucket bigint,"
+            " shard int,"
+            " consumed_id timeuuid,"
+            " consumed_ms bigint,"
+            " message_id text,"
+            " payload blob,"
+            " PRIMARY KEY ((queue_id, bucket, shard), consumed_id))"
+            f" WITH gc_grace_seconds = {int(message_gc_grace_seconds)}"
         ),
     }

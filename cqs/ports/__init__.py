@@ -12,6 +12,7 @@ from cqs.ports.cache import (
     DueSweeper,
     MessageCache,
 )
+from cqs.ports.consumed import ConsumedMessageStore
 from cqs.ports.inspection import QueueInspector
 from cqs.ports.migration import LegacyKeyspace, MigrationCounts, MigrationRecord
 from cqs.ports.storage import MessageStore, QueueCatalog
@@ -21,6 +22,7 @@ __all__ = [
     "CacheFill",
     "CacheInspection",
     "CachedMessages",
+    "ConsumedMessageStore",
     "DueSweeper",
     "LegacyKeyspace",
     "MessageCache",

@@ -1,8 +1,9 @@
 """QueueInspector: the read-only views operators need that the SQS API does not give.
 
-Owns the interface the admin console reads through (peeking at messages without receiving
-them, one message by id, which queue dead-letters into which, which Redis server owns a
-queue, the cluster) and the values it answers with. Nothing here changes a queue: changes
+Owns the interface the admin console reads through (which queue dead-letters into which,
+which Redis server owns a queue, the cluster) and the values it answers with, and the
+values of a peek (`PeekedMessage`, `MessagePage`), which `QueueService.peek_messages`
+answers with (the service's `peeking` owns looking at messages). Nothing here changes a queue: changes
 go through `QueueService`. Imports only `cqs.model` and the standard library; the
 implementation over the storage ports is `cqs.inspection.StorageQueueInspector`.
 """
@@ -21,6 +22,7 @@ MAX_PEEK = 100  # messages in one peek
 # "delayed").
 NOT_CACHED = "not cached"  # the queue's cache is not filled: it is served from Cassandra
 UNKNOWN = "unknown"  # the queue's Redis does not answer
+DELETED = "deleted"  # gone from a ready cache: a delete or expiry the store has not seen yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,17 +76,7 @@ class ClusterView:
 
 
 class QueueInspector(Protocol):
-    """Read-only views of queues, their messages and the storage behind them."""
-
-    async def peek(self, name: str, position: str | None, limit: int) -> MessagePage:
-        """A page of the queue's messages (1 to MAX_PEEK) without receiving them; `position`
-        is the previous page's `next_position`. QueueDoesNotExist for a missing queue,
-        InvalidParameterValue for a bad limit or position."""
-        ...
-
-    async def message(self, name: str, message_id: str) -> PeekedMessage | None:
-        """One message by id (None: deleted, expired or never sent)."""
-        ...
+    """Read-only views of queues and the storage behind them."""
 
     async def dead_letter_links(self) -> dict[str, str]:
         """Source queue name -> the name of its dead-letter queue, for every queue with a

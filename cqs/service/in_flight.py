@@ -12,7 +12,7 @@ Imports model, errors, validation, ports and sibling mechanisms; never an adapte
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from cqs import validation
 from cqs.errors import (
@@ -46,9 +46,12 @@ class InFlightMessages:
         *,
         telemetry: Telemetry,
         clock: Callable[[], float],
+        delete_stored: Callable[[Queue, str], Awaitable[None]] | None = None,
     ) -> None:
         self._messages = messages
         self._store = store
+        # The store delete of DeleteMessage (peek and replay: it may keep a consumed copy).
+        self._delete_stored = delete_stored or store.delete
         self._cache_fill = cache_fill
         self._deliveries = cache_fill.deliveries
         self._signer = signer
@@ -71,7 +74,7 @@ class InFlightMessages:
             return
         self._deliveries.forget(queue.queue_id, handle.message_id)
         try:
-            await self._store.delete(queue, handle.message_id)
+            await self._delete_stored(queue, handle.message_id)
         except StorageUnavailable:
             if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
                 identity, handle.message_id

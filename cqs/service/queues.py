@@ -136,6 +136,12 @@ class Queues:
         result["LastModifiedTimestamp"] = str(queue.last_modified_timestamp)
         result["QueueArn"] = self._directory.arn(identity)
         result.update(queue.attributes)
+        # cqs's own attributes: by name with their defaults, under All only when set.
+        for name, default in validation.EXTENSION_QUEUE_ATTRIBUTES.items():
+            if name in names:
+                result.setdefault(name, default)
+            elif "All" in names and name in queue.attributes:
+                wanted.append(name)
         return {n: result[n] for n in wanted if n in result}
 
     async def set_queue_attributes(

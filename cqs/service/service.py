@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 from cqs.model import (
     BatchResult,
+    ConsumedMessage,
+    ConsumedRange,
     MessageMoveTask,
+    PeekRequest,
     QueueDescription,
     QueueIdentity,
     QueueNamespace,
@@ -26,16 +29,26 @@ from cqs.model import (
     SendRequest,
     SendResult,
 )
-from cqs.ports import MessageCache, MessageStore, NullTelemetry, QueueCatalog, Telemetry
+from cqs.ports import (
+    ConsumedMessageStore,
+    MessageCache,
+    MessageStore,
+    NullTelemetry,
+    QueueCatalog,
+    Telemetry,
+)
+from cqs.ports.inspection import MessagePage, PeekedMessage
 from cqs.receipts import ReceiptSigner
 from cqs.service.access import QueueAccess
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.chores import Chores
+from cqs.service.consumed import ConsumedMessages, NoConsumedStore
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.fifo import FifoSender
 from cqs.service.in_flight import InFlightMessages
 from cqs.service.long_poll import LongPollWaiters
 from cqs.service.move_tasks import MoveTasks
+from cqs.service.peeking import MessagePeeker
 from cqs.service.queue_directory import QueueDirectory
 from cqs.service.queues import Queues
 from cqs.service.receiving import Receiver
@@ -68,7 +81,9 @@ class QueueService:
         tuning: ServiceTuning | None = None,
         clock: Callable[[], float] = time.time,
         telemetry: Telemetry | None = None,
+        consumed: ConsumedMessageStore | None = None,
     ) -> None:
+        """`consumed`: where consumed messages are kept for replay (None: nowhere)."""
         tuning = tuning or ServiceTuning()
         telemetry = telemetry or NullTelemetry()
         owner = uuid.uuid4().hex  # this process, as a fill lease holder and move task runner
@@ -105,8 +120,14 @@ class QueueService:
             cache, self._directory, self._cache_fill, dead_letters, self._waiters, signer,
             telemetry=telemetry, clock=clock,
         )
+        # Peek and replay (issue 19): the store delete of DeleteMessage may keep a copy.
+        self._consumed = ConsumedMessages(
+            store, consumed or NoConsumedStore(), self._sender, clock=clock
+        )
+        self._peeker = MessagePeeker(cache, store, self._cache_fill.deliveries, clock=clock)
         self._in_flight = InFlightMessages(
-            cache, store, self._cache_fill, signer, telemetry=telemetry, clock=clock
+            cache, store, self._cache_fill, signer, telemetry=telemetry, clock=clock,
+            delete_stored=self._consumed.delete_stored,
         )
         self._move_tasks = MoveTasks(
             catalog, self._directory, self._cache_fill, self._receiver, self._sender,
@@ -251,3 +272,27 @@ class QueueService:
 
     async def cancel_message_move_task(self, handle: str) -> int:
         return await self._move_tasks.cancel_message_move_task(handle)
+
+    # --- peek and replay (issue 19): CqsExtensions actions and the console's browser ------
+    async def peek_messages(self, identity: QueueIdentity, request: PeekRequest) -> MessagePage:
+        """Messages looked at without being received: no visibility or receive count changes."""
+        return await self._peeker.peek(await self._directory.get(identity), request)
+
+    async def peek_message(self, identity: QueueIdentity, message_id: str) -> PeekedMessage | None:
+        """One message by id, looked at (None: deleted, expired or never sent)."""
+        return await self._peeker.message(await self._directory.get(identity), message_id)
+
+    async def read_consumed_messages(
+        self, identity: QueueIdentity, span: ConsumedRange, next_token: str | None, limit: int
+    ) -> tuple[list[ConsumedMessage], str | None]:
+        """A page of the messages DeleteMessage consumed within `span` (kept while the queue
+        has cqs.ConsumedRetentionSeconds)."""
+        return await self._consumed.read(
+            await self._directory.get(identity), span, next_token, limit
+        )
+
+    async def replay_messages(
+        self, identity: QueueIdentity, span: ConsumedRange, next_token: str | None
+    ) -> tuple[int, str | None]:
+        """Send the messages consumed within `span` to the queue again, as new messages."""
+        return await self._consumed.replay(await self._directory.get(identity), span, next_token)

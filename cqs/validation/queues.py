@@ -32,6 +32,8 @@ INTEGER_QUEUE_ATTRIBUTES: Mapping[str, tuple[int, int]] = {
     "ReceiveMessageWaitTimeSeconds": (0, MAX_WAIT_TIME_SECONDS),
     "VisibilityTimeout": (0, MAX_VISIBILITY_TIMEOUT),
     "KmsDataKeyReusePeriodSeconds": (60, 86_400),
+    # cqs's own (peek and replay, issue 19; see EXTENSION_QUEUE_ATTRIBUTES)
+    "cqs.ConsumedRetentionSeconds": (0, 1_209_600),
 }
 BOOLEAN_QUEUE_ATTRIBUTES = frozenset(
     {"SqsManagedSseEnabled", "FifoQueue", "ContentBasedDeduplication"}
@@ -231,12 +233,22 @@ def validate_attribute_names_for_get(names: Iterable[str]) -> list[str]:
     """The attribute names GetQueueAttributes should report, with `All` expanded.
 
     Keeps the caller's order and drops repeats. The service leaves out names that do not
-    apply to the queue (FIFO attributes of a standard queue, an unset Policy).
+    apply to the queue (FIFO attributes of a standard queue, an unset Policy). cqs's own
+    attributes (EXTENSION_QUEUE_ATTRIBUTES) are accepted by name; `All` leaves them out.
     """
     requested = list(names)
     for name in requested:
-        if name != "All" and name not in READABLE_QUEUE_ATTRIBUTES:
+        if name != "All" and name not in READABLE_QUEUE_ATTRIBUTES + EXTENSION_NAMES:
             raise InvalidAttributeName(f"Unknown Attribute {name}.")
     if "All" in requested:
         return list(READABLE_QUEUE_ATTRIBUTES)
     return list(dict.fromkeys(requested))
+
+
+# --- cqs's own queue attributes (peek and replay, issue 19) --------------------------------
+# Settable in CreateQueue and SetQueueAttributes like SQS's (their ranges are in
+# INTEGER_QUEUE_ATTRIBUTES) and readable by name, when they are answered with their
+# default if unset. `All` answers them only when the queue has them set, so a queue that
+# never used them shows exactly SQS's attribute set (docs/compatibility.md, Extensions).
+EXTENSION_QUEUE_ATTRIBUTES: Mapping[str, str] = {"cqs.ConsumedRetentionSeconds": "0"}
+EXTENSION_NAMES = tuple(EXTENSION_QUEUE_ATTRIBUTES)

@@ -3,8 +3,8 @@
     spark-submit spark/jobs/dlq_report.py --endpoint http://cqs:9324 \\
         --queue-name orders-dlq --error-attribute error --output /reports/orders-dlq
 
-Peeks at up to `--max-messages` messages (they stay in the queue; each peek counts as a
-receive of each message), groups them by the message attribute named by
+Peeks at up to `--max-messages` messages (they stay in the queue as they were: cqs's
+PeekMessages receives nothing and counts no receive), groups them by the message attribute named by
 `--error-attribute` ("(none)" when a message lacks it), and prints one line per error value:
 count, first and last SentTimestamp, highest receive count and up to `--samples` bodies
 (cut to `--sample-chars`). `--output` also writes the report as JSON lines.

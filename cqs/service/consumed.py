@@ -1,0 +1,158 @@
+"""ConsumedMessages: keeping what DeleteMessage consumed, reading it back, replaying it.
+
+Owns the queue attribute `cqs.ConsumedRetentionSeconds` at work: the store delete of a
+DeleteMessage on a queue that keeps consumed messages reads the message first and writes a
+copy, with the delete time, beside the delete (CqsExtensions.ReplayMessages and Spark read
+those copies); reading the copies of a time range in pages; and a replay, which sends the
+copies of a range to the queue again as new messages (new ids; same body, message
+attributes, AWSTraceHeader, and on FIFO queues the same group with the original message id
+as deduplication id, so a repeated replay within five minutes adds nothing).
+
+A copy is best effort where the store is away: a delete that the cache takes while
+Cassandra cannot be written keeps no copy (the delete itself is deferred as ever).
+Imports model, errors and ports and sibling mechanisms; never an adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+
+from cqs.errors import InvalidParameterValue, StorageError
+from cqs.model import (
+    ConsumedMessage,
+    ConsumedRange,
+    Message,
+    Queue,
+    SendRequest,
+)
+from cqs.ports import ConsumedMessageStore, MessageStore
+from cqs.service.sending import Sender
+
+log = logging.getLogger(__name__)
+
+MAX_CONSUMED_PAGE = 100  # messages in one page of PeekConsumedMessages
+REPLAY_PAGE = 100  # copies read at once while replaying
+# Messages one ReplayMessages call sends at most; a NextToken continues the replay.
+MAX_REPLAY_PER_CALL = 10_000
+_SEND_BATCH = 10  # SendMessageBatch's limit, which the sender checks
+
+
+class NoConsumedStore:
+    """A `ConsumedMessageStore` that keeps nothing (a service built without one)."""
+
+    async def keep(
+        self, queue: Queue, consumed: Sequence[ConsumedMessage], keep_seconds: int
+    ) -> None:
+        return None
+
+    async def read(
+        self, queue: Queue, span: ConsumedRange, after: str | None, limit: int
+    ) -> tuple[list[ConsumedMessage], str | None]:
+        return [], None
+
+
+class ConsumedMessages:
+    def __init__(
+        self,
+        store: MessageStore,
+        consumed: ConsumedMessageStore,
+        sender: Sender,
+        *,
+        clock: Callable[[], float],
+    ) -> None:
+        self._store = store
+        self._consumed = consumed
+        self._sender = sender
+        self._clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def delete_stored(self, queue: Queue, message_id: str) -> None:
+        """The store delete of a DeleteMessage: with a copy kept first when the queue keeps
+        consumed messages. Raises what the store delete raises (StorageUnavailable lets
+        the caller defer it); a copy that cannot be written is logged and given up."""
+        keep_seconds = queue.consumed_retention_seconds
+        if keep_seconds <= 0:
+            await self._store.delete(queue, message_id)
+            return
+        message = await self._store.get(queue, message_id)
+        if message is None:  # deleted already (a repeated delete): nothing to keep
+            await self._store.delete(queue, message_id)
+            return
+        copy = ConsumedMessage(message, self._now_ms())
+        kept, deleted = await asyncio.gather(
+            self._consumed.keep(queue, [copy], keep_seconds),
+            self._store.delete(queue, message_id),
+            return_exceptions=True,
+        )
+        if isinstance(deleted, BaseException):
+            raise deleted
+        if isinstance(kept, StorageError):
+            log.warning("queue %s: no consumed copy of %s kept: %s", queue.name, message_id, kept)
+        elif isinstance(kept, BaseException):
+            raise kept
+
+    async def read(
+        self, queue: Queue, span: ConsumedRange, next_token: str | None, limit: int
+    ) -> tuple[list[ConsumedMessage], str | None]:
+        """A page of the copies consumed within `span` (PeekConsumedMessages, Spark)."""
+        if not 1 <= limit <= MAX_CONSUMED_PAGE:
+            raise InvalidParameterValue(
+                f"Value {limit} for parameter MaxNumberOfMessages is invalid. Reason: Must be"
+                f" between 1 and {MAX_CONSUMED_PAGE}, if provided."
+            )
+        _check_span(span)
+        try:
+            return await self._consumed.read(queue, span, next_token, limit)
+        except ValueError as exc:
+            raise InvalidParameterValue("Invalid NextToken value.") from exc
+
+    async def replay(
+        self, queue: Queue, span: ConsumedRange, next_token: str | None
+    ) -> tuple[int, str | None]:
+        """Send the copies consumed within `span` (up to the present) to the queue again;
+        returns how many were sent and a token to go on with (None: the range is done)."""
+        _check_span(span)
+        span = ConsumedRange(span.start_ms, min(span.end_ms, self._now_ms()))
+        sent, position = 0, next_token
+        while sent < MAX_REPLAY_PER_CALL:
+            try:
+                page, position = await self._consumed.read(
+                    queue, span, position, min(REPLAY_PAGE, MAX_REPLAY_PER_CALL - sent)
+                )
+            except ValueError as exc:
+                raise InvalidParameterValue("Invalid NextToken value.") from exc
+            for start in range(0, len(page), _SEND_BATCH):
+                batch = page[start : start + _SEND_BATCH]
+                result = await self._sender.send_message_batch(queue, [
+                    (str(n), _replayed(queue, copy.message)) for n, copy in enumerate(batch)
+                ])
+                if result.failed:  # the copy broke a rule of the queue as it is now
+                    raise result.failed[0].error
+                sent += len(result.successful)
+            if position is None:
+                return sent, None
+        return sent, position
+
+
+def _check_span(span: ConsumedRange) -> None:
+    if span.start_ms < 0 or span.end_ms <= span.start_ms:
+        raise InvalidParameterValue(
+            "Value for parameter EndTime is invalid. Reason: EndTime must be after StartTime,"
+            " and StartTime not before 0."
+        )
+
+
+def _replayed(queue: Queue, message: Message) -> SendRequest:
+    """A send of the consumed message again; no delay (it is due now)."""
+    return SendRequest(
+        body=message.body,
+        delay_seconds=None if queue.fifo else 0,
+        message_attributes=dict(message.message_attributes),
+        system_attributes=dict(message.system_attributes),
+        message_group_id=message.group_id if queue.fifo else None,
+        message_deduplication_id=message.message_id if queue.fifo else None,
+    )
