@@ -70,28 +70,29 @@ class ConsumedMessages:
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
-    async def delete_stored(self, queue: Queue, message_id: str) -> None:
-        """The store delete of a DeleteMessage: with a copy kept first when the queue keeps
-        consumed messages. Raises what the store delete raises (StorageUnavailable lets
-        the caller defer it); a copy that cannot be written is logged and given up."""
+    async def delete_stored(self, queue: Queue, message_ids: Sequence[str]) -> None:
+        """The store delete of DeleteMessage(Batch): with copies kept first when the queue
+        keeps consumed messages. Raises what the store delete raises (StorageUnavailable
+        lets the caller defer it); copies that cannot be written are logged and given up."""
         keep_seconds = queue.consumed_retention_seconds
-        if keep_seconds <= 0:
-            await self._store.delete(queue, message_id)
+        if keep_seconds <= 0 or not message_ids:
+            await self._store.delete_many(queue, message_ids)
             return
-        message = await self._store.get(queue, message_id)
-        if message is None:  # deleted already (a repeated delete): nothing to keep
-            await self._store.delete(queue, message_id)
-            return
-        copy = ConsumedMessage(message, self._now_ms())
+        found = await asyncio.gather(*(self._store.get(queue, mid) for mid in message_ids))
+        now_ms = self._now_ms()
+        # A message deleted already (a repeated delete) has nothing left to keep.
+        copies = [ConsumedMessage(message, now_ms) for message in found if message is not None]
         kept, deleted = await asyncio.gather(
-            self._consumed.keep(queue, [copy], keep_seconds),
-            self._store.delete(queue, message_id),
+            self._consumed.keep(queue, copies, keep_seconds),
+            self._store.delete_many(queue, message_ids),
             return_exceptions=True,
         )
         if isinstance(deleted, BaseException):
             raise deleted
         if isinstance(kept, StorageError):
-            log.warning("queue %s: no consumed copy of %s kept: %s", queue.name, message_id, kept)
+            log.warning(
+                "queue %s: no consumed copy of %d messages kept: %s", queue.name, len(copies), kept
+            )
         elif isinstance(kept, BaseException):
             raise kept
 

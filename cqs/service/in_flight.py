@@ -46,12 +46,12 @@ class InFlightMessages:
         *,
         telemetry: Telemetry,
         clock: Callable[[], float],
-        delete_stored: Callable[[Queue, str], Awaitable[None]] | None = None,
+        delete_stored: Callable[[Queue, Sequence[str]], Awaitable[None]] | None = None,
     ) -> None:
         self._messages = messages
         self._store = store
         # The store delete of DeleteMessage (peek and replay: it may keep a consumed copy).
-        self._delete_stored = delete_stored or store.delete
+        self._delete_stored = delete_stored or store.delete_many
         self._cache_fill = cache_fill
         self._deliveries = cache_fill.deliveries
         self._signer = signer
@@ -74,7 +74,7 @@ class InFlightMessages:
             return
         self._deliveries.forget(queue.queue_id, handle.message_id)
         try:
-            await self._delete_stored(queue, handle.message_id)
+            await self._delete_stored(queue, [handle.message_id])
         except StorageUnavailable:
             if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
                 identity, handle.message_id
@@ -154,7 +154,7 @@ class InFlightMessages:
         for message_id, _ in to_delete:
             self._deliveries.forget(queue.queue_id, message_id)
         try:
-            await self._store.delete_many(queue, [message_id for message_id, _ in to_delete])
+            await self._delete_stored(queue, [message_id for message_id, _ in to_delete])
         except StorageUnavailable:
             for message_id, outcome in to_delete:
                 if outcome is not DeleteOutcome.DELETED or not await self._defer_store_delete(
