@@ -53,6 +53,7 @@ from _peer_servers import Target
 from sqs_throughput import (
     DOC,
     VISIBILITY_SECONDS,
+    Options,
     QueueCheck,
     Row,
     Tally,
@@ -227,6 +228,16 @@ def report(runs: list[ServerRun], heading: str) -> str:
     ])
 
 
+def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> None:
+    """Untimed runs of the send and batch scenarios on queues of their own, so every
+    server (the Cassandra JVM's JIT most of all) is measured warm; their queues are still
+    checked, and a warm-up that loses a message stops the run."""
+    print(f"   warm-up: {messages:,} messages through send and batch (untimed)", flush=True)
+    rows = measure(endpoint, seconds, clients, Options(groups=("send", "batch"), messages=messages))
+    if not all(row.check is not None and row.check.clean for row in rows):
+        raise SystemExit("the warm-up lost or duplicated messages: no result")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--servers", default=DEFAULT_SERVERS,
@@ -237,6 +248,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--localstack-python", type=Path, default=servers.LOCALSTACK_PYTHON)
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--warmup-messages", type=int, default=2000,
+                        help="untimed send and batch scenarios of this many messages on each "
+                        "server before its measured ones (0: none)")
     add_check_arguments(parser)
     parser.set_defaults(scenarios=DEFAULT_SCENARIOS, messages=20_000)
     args = parser.parse_args()
@@ -258,6 +272,8 @@ def main() -> int:
             server_started = time.monotonic()
             print(f"== {name}", flush=True)
             with start(Path(work)) as target:
+                if args.warmup_messages > 0:
+                    warm_up(target.endpoint, args.seconds, args.clients, args.warmup_messages)
                 meter = CpuMeter(target)
                 rows = measure(target.endpoint, args.seconds, args.clients, options,
                                meter.around)
@@ -267,6 +283,7 @@ def main() -> int:
     command = " ".join([
         "python benchmarks/peer_throughput.py",
         *([f"--servers {args.servers}"] if args.servers != DEFAULT_SERVERS else []),
+        *([f"--warmup-messages {args.warmup_messages}"] if args.warmup_messages != 2000 else []),
         f"--seconds {args.seconds:g}", f"--clients {args.clients}",
         *(option for option in check_options_command(args)
           if option != f"--scenarios {DEFAULT_SCENARIOS}"),
@@ -276,7 +293,10 @@ def main() -> int:
         f"{platform.release()}). One run, the servers one after another on the same machine, "
         f"each with the same {args.clients} boto3 client processes (JSON protocol, one "
         "request in flight each, on the same 2 CPUs as the servers) and at most "
-        f"{args.messages:,} messages per scenario. It took {minutes:.1f} minutes; load "
+        f"{args.messages:,} messages per scenario, after an untimed warm-up of "
+        f"{args.warmup_messages:,} messages through the send and batch scenarios on each "
+        "server (so the Cassandra JVM is measured after its JIT warmed up). It took "
+        f"{minutes:.1f} minutes; load "
         f"average (1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
         f"end. Command: `{command}`.",
         "",
