@@ -48,7 +48,9 @@ def client_http_error_in_one_line(record: logging.LogRecord) -> bool:
         cause = cause.__cause__  # a RequestPayloadError from a ContentEncodingError
     if error is None or cause is None:
         return True
-    record.msg = f"{record.msg}: malformed HTTP ({type(error).__name__}), answered 400"
+    # aiohttp's own words ("Unhandled exception") would read as a server fault.
+    record.msg = f"a client sent malformed HTTP ({type(error).__name__}), answered 400"
+    record.args = ()
     record.levelno, record.levelname = logging.INFO, "INFO"
     record.exc_info, record.exc_text = None, None
     return logging.getLogger(record.name).isEnabledFor(logging.INFO)

@@ -814,6 +814,7 @@ def test_malformed_http_is_a_400_and_one_log_line_without_a_traceback(
 
     assert answer.split(b"\r\n")[0].split(b" ")[1] == b"400", answer[:200]
     assert "Traceback" not in logged and " ERROR " not in logged, logged[:2000]
+    assert "Unhandled exception" not in logged, logged[:2000]
 
 
 
