@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from cqs.model import (
     BatchResult,
+    ConsumerGroup,
     MessageMoveTask,
     QueueDescription,
     QueueIdentity,
@@ -31,6 +32,7 @@ from cqs.receipts import ReceiptSigner
 from cqs.service.access import QueueAccess
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.chores import Chores
+from cqs.service.consumer_groups import ConsumerGroups
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.fifo import FifoSender
 from cqs.service.in_flight import InFlightMessages
@@ -113,6 +115,12 @@ class QueueService:
             self._in_flight, dead_letters, owner=owner,
             lease_seconds=tuning.move_task_lease_seconds, clock=clock,
         )
+        # Consumer groups (#19): a send's messages are copied to the queue's groups.
+        self._consumer_groups = ConsumerGroups(
+            catalog, store, self._directory, self._cache_fill, dead_letters, self._queues,
+            self._sender.deliver, ttl_seconds=tuning.metadata_ttl_seconds, clock=clock,
+        )
+        self._sender.fan_out = self._consumer_groups.fan_out
         # The periodic upkeep of these mechanisms, run by `cqs.housekeeping`.
         self.chores = Chores(
             cache, catalog, store, self._directory, self._cache_fill, self._move_tasks,
@@ -165,6 +173,7 @@ class QueueService:
 
     async def delete_queue(self, identity: QueueIdentity) -> None:
         await self._queues.delete_queue(identity)
+        await self._consumer_groups.delete_all(identity)  # consumer groups (#19)
 
     async def get_queue_attributes(self, identity: QueueIdentity, names: Sequence[str]) -> dict[str, str]:
         return await self._queues.get_queue_attributes(identity, names)
@@ -251,3 +260,18 @@ class QueueService:
 
     async def cancel_message_move_task(self, handle: str) -> int:
         return await self._move_tasks.cancel_message_move_task(handle)
+
+    # --- consumer groups (#19): extension actions ------------------------------------------
+    async def create_consumer_group(
+        self, identity: QueueIdentity, group_name: str, attributes: Mapping[str, str]
+    ) -> ConsumerGroup:
+        """A group of the queue, served as the queue `<queue>/<group>`: it receives a copy of
+        every later send its FilterPolicy matches (or, with StartAt, of earlier ones the
+        queue still holds)."""
+        return await self._consumer_groups.create(identity, group_name, attributes)
+
+    async def list_consumer_groups(self, identity: QueueIdentity) -> list[ConsumerGroup]:
+        return await self._consumer_groups.list_groups(identity)
+
+    async def delete_consumer_group(self, identity: QueueIdentity, group_name: str) -> None:
+        await self._consumer_groups.delete(identity, group_name)
