@@ -2,12 +2,12 @@
 with 0, 1, 4 and 16 groups on the queue, every message id checked in every group.
 
 For each group count: a fresh standard queue with that many unfiltered groups; `--senders`
-threads send `--messages` messages (SendMessageBatch of 10, a 256-byte body and two
-attributes) and time each call; then Cassandra flushes its memtables (nodetool over JMX)
-and the growth of the keyspace's SSTable data files, divided by the messages sent, is the
-bytes per message; last, the queue and each group are drained (receive + delete) into a
-delivery ledger of their own, which must hold every acknowledged id once: lost messages and
-early duplicates are reported per row.
+threads send `--messages` messages (SendMessageBatch of 10, a random 256-character body
+and two attributes) and time each call; then Cassandra flushes its memtables (nodetool
+over JMX) and the growth of the keyspace's SSTable data files, divided by the messages
+sent, is the bytes per message. Once every group count has sent, the queue and each group
+are drained (receive + delete) into a delivery ledger of their own, which must hold every
+acknowledged id once: lost messages and early duplicates are reported per row.
 
 Starts its own embedded Redis, embedded Cassandra (with JMX on a free port, for the flush)
 and `cqs serve`. `--write-docs` puts the table in docs/performance.md.
@@ -18,7 +18,9 @@ and `cqs serve`. `--write-docs` puts the table in docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -52,7 +54,7 @@ from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 
 BEGIN = "<!-- consumer-group-sends:begin -->"
 END = "<!-- consumer-group-sends:end -->"
-BODY = "x" * 256
+BODY_BYTES = 256  # random text: SSTables are compressed, so a repetitive body would hide its size
 ATTRIBUTES = {
     "kind": {"DataType": "String", "StringValue": "order"},
     "amount": {"DataType": "Number", "StringValue": "42"},
@@ -70,6 +72,7 @@ class Row:
     bytes_per_message: float
     lost: int  # summed over the queue and its groups
     early_duplicates: int
+    changed_bodies: int
     errors: int
 
 
@@ -101,6 +104,10 @@ def data_bytes(cassandra: EmbeddedCassandra, keyspace: str) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*-Data.db")) if folder.exists() else 0
 
 
+def random_body() -> str:
+    return base64.b64encode(os.urandom(BODY_BYTES * 3 // 4)).decode()
+
+
 def send_all(endpoint: str, queue_url: str, messages: int, senders: int,
              ledger: DeliveryLedger) -> tuple[float, list[float], int]:
     lock = threading.Lock()
@@ -116,7 +123,8 @@ def send_all(endpoint: str, queue_url: str, messages: int, senders: int,
                 number = next(batches, None)
             if number is None:
                 return
-            entries = [{"Id": str(i), "MessageBody": BODY, "MessageAttributes": ATTRIBUTES}
+            bodies = [random_body() for _ in range(10)]
+            entries = [{"Id": str(i), "MessageBody": bodies[i], "MessageAttributes": ATTRIBUTES}
                        for i in range(10)]
             asked = time.time()
             try:
@@ -130,9 +138,9 @@ def send_all(endpoint: str, queue_url: str, messages: int, senders: int,
                 durations.append(answered - asked)
                 errors += len(reply.get("Failed", []))
                 for entry in reply.get("Successful", []):
-                    ledger.record_acknowledged(
-                        Acknowledged(entry["MessageId"], BODY, queue_url, asked, answered)
-                    )
+                    ledger.record_acknowledged(Acknowledged(
+                        entry["MessageId"], bodies[int(entry["Id"])], queue_url, asked, answered
+                    ))
 
     started = time.monotonic()
     threads = [threading.Thread(target=sender) for _ in range(senders)]
@@ -143,7 +151,7 @@ def send_all(endpoint: str, queue_url: str, messages: int, senders: int,
     return time.monotonic() - started, durations, errors
 
 
-def drain(endpoint: str, url: str, ledger: DeliveryLedger, expected: int) -> None:
+def drain(endpoint: str, url: str, ledger: DeliveryLedger) -> None:
     """Receive + delete until every id came and then 3 quiet seconds passed (or 300 s)."""
     client = sqs_client(endpoint, read_timeout=40)
     deadline = time.monotonic() + 300
@@ -169,11 +177,24 @@ def drain(endpoint: str, url: str, ledger: DeliveryLedger, expected: int) -> Non
         done = time.time()
         for entry in deleted.get("Successful", []):
             ledger.record_delete(DeleteOutcome(got[int(entry["Id"])]["MessageId"], asked, done))
-    del expected
 
 
-def measure(endpoint: str, cassandra: EmbeddedCassandra, jmx_port: int, keyspace: str,
-            groups: int, messages: int, senders: int) -> Row:
+@dataclass
+class Round:
+    """One group count's sends, measured; its consumers are drained after every round ran
+    (deletes leave tombstones that compaction could trade against the next round's bytes)."""
+
+    groups: int
+    urls: list[str]  # the queue's, then its groups'
+    sent: DeliveryLedger
+    seconds: float
+    durations: list[float]
+    grown_bytes: int
+    errors: int
+
+
+def send_round(endpoint: str, cassandra: EmbeddedCassandra, jmx_port: int, keyspace: str,
+               groups: int, messages: int, senders: int) -> Round:
     sqs = sqs_client(endpoint)
     queue_url = sqs.create_queue(QueueName=f"groups-{groups}-{uuid.uuid4().hex[:6]}")["QueueUrl"]
     urls = [queue_url] + [
@@ -186,20 +207,28 @@ def measure(endpoint: str, cassandra: EmbeddedCassandra, jmx_port: int, keyspace
     sent = DeliveryLedger()
     seconds, durations, errors = send_all(endpoint, queue_url, messages, senders, sent)
     flush(cassandra, jmx_port, keyspace)
-    grown = data_bytes(cassandra, keyspace) - before
-    lost = early = 0
-    for url in urls:  # every consumer (the queue and each group) must see every id once
+    return Round(groups, urls, sent, seconds, durations,
+                 data_bytes(cassandra, keyspace) - before, errors)
+
+
+def check_round(endpoint: str, measured: Round) -> Row:
+    """Drain the queue and each group: every consumer must see every acknowledged id once."""
+    lost = early = changed = 0
+    for url in measured.urls:
         ledger = DeliveryLedger()
-        for acknowledged in sent.acknowledged:
+        for acknowledged in measured.sent.acknowledged:
             ledger.record_acknowledged(acknowledged)
-        drain(endpoint, url, ledger, sent.sent_count())
+        drain(endpoint, url, ledger)
         verdict = ledger.verdict()
         lost += len(verdict.lost)
         early += verdict.unexpected_duplicates
-    sqs.delete_queue(QueueUrl=queue_url)
-    return Row(groups, sent.sent_count(), seconds, percentile(durations, 0.5) * 1000,
-               percentile(durations, 0.99) * 1000, grown / max(1, sent.sent_count()),
-               lost, early, errors)
+        changed += verdict.changed_bodies
+    sqs_client(endpoint).delete_queue(QueueUrl=measured.urls[0])
+    count = measured.sent.sent_count()
+    return Row(measured.groups, count, measured.seconds,
+               percentile(measured.durations, 0.5) * 1000,
+               percentile(measured.durations, 0.99) * 1000,
+               measured.grown_bytes / max(1, count), lost, early, changed, measured.errors)
 
 
 def report(rows: list[Row], senders: int) -> str:
@@ -209,22 +238,24 @@ def report(rows: list[Row], senders: int) -> str:
         "",
         "Generated by `python benchmarks/consumer_group_sends.py --write-docs`: a standard "
         f"queue with N unfiltered consumer groups; {senders} threads send SendMessageBatch "
-        "of 10 (256-byte body, two attributes); bytes per message are the growth of the "
-        "keyspace's SSTable data files after a flush, divided by the messages sent. Then the "
+        "of 10 (a random 256-character body, two attributes); bytes per message are the growth of the "
+        "keyspace's SSTable data files after a flush, divided by the messages sent (all rounds "
+        "send before any is drained, so no delete's tombstone or compaction of deleted data "
+        "falls in a measurement). Then the "
         "queue and every group are drained and every id checked (lost, early duplicates: "
-        "summed over the queue and its groups).",
+        "summed over the queue and its groups). An unreported round runs first (warm-up).",
         "",
         *host_lines(),
         "",
         "| groups | messages | messages/s | batch p50 ms | batch p99 ms | Cassandra bytes/message"
-        " | lost | early duplicates | errors |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | lost | early duplicates | changed bodies | errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| {row.groups} | {row.messages} | {row.messages / row.seconds:.0f} |"
             f" {row.batch_p50_ms:.1f} | {row.batch_p99_ms:.1f} | {row.bytes_per_message:.0f} |"
-            f" {row.lost} | {row.early_duplicates} | {row.errors} |"
+            f" {row.lost} | {row.early_duplicates} | {row.changed_bodies} | {row.errors} |"
         )
     lines.append(END)
     return "\n".join(lines)
@@ -254,12 +285,18 @@ def main() -> None:
         server, endpoint, _log = start_server(
             redis.url, cassandra.contact_point, keyspace, work, ["--log-level", "WARNING"]
         )
+        # An unreported first round: the JVM's JIT, the connections and the first
+        # memtables would otherwise weigh on whichever row came first.
+        send_round(endpoint, cassandra, jmx_port, keyspace, 0, args.messages, args.senders)
+        rounds = [
+            send_round(endpoint, cassandra, jmx_port, keyspace, int(n), args.messages,
+                       args.senders)
+            for n in args.groups.split(",")
+        ]
         rows = []
-        for groups in (int(n) for n in args.groups.split(",")):
-            row = measure(endpoint, cassandra, jmx_port, keyspace, groups, args.messages,
-                          args.senders)
-            print(row, flush=True)
-            rows.append(row)
+        for measured in rounds:
+            rows.append(check_round(endpoint, measured))
+            print(rows[-1], flush=True)
         section = report(rows, args.senders)
         print(section)
         if args.write_docs:

@@ -145,8 +145,13 @@ class ConsumerGroups:
         await self._queues.delete_queue(group)  # QueueDoesNotExist when there is none
         self._forget(identity)
 
-    async def delete_all(self, identity: QueueIdentity) -> None:
-        """The queue is deleted: so are its groups."""
+    async def queue_deleted(self, identity: QueueIdentity) -> None:
+        """DeleteQueue took `identity`: a queue's groups go with it; a group (deleted through
+        its URL) stops receiving its queue's sends at once in this process."""
+        parts = group_names.split_group_queue_name(identity.name)
+        if parts is not None:
+            self._forget(identity.namespace.queue(parts[0]))
+            return
         for group in await self._catalog.consumer_groups(identity):
             await self._queues.delete_queue(group.identity)
         self._forget(identity)
@@ -158,6 +163,8 @@ class ConsumerGroups:
             return
         deliveries = []
         for group in await self._groups_of(queue):
+            if group.queue.attributes.get(GROUP_OF_ATTRIBUTE) != queue.queue_id:
+                continue  # read for an earlier queue of this name, not yet refreshed
             wanted = [message for message in messages if group.wants(message)]
             if wanted:
                 deliveries.append(self._deliver(group.queue, wanted))

@@ -173,7 +173,7 @@ class QueueService:
 
     async def delete_queue(self, identity: QueueIdentity) -> None:
         await self._queues.delete_queue(identity)
-        await self._consumer_groups.delete_all(identity)  # consumer groups (#19)
+        await self._consumer_groups.queue_deleted(identity)  # consumer groups (#19)
 
     async def get_queue_attributes(self, identity: QueueIdentity, names: Sequence[str]) -> dict[str, str]:
         return await self._queues.get_queue_attributes(identity, names)

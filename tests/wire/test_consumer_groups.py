@@ -251,6 +251,10 @@ def test_visibility_and_receive_on_a_group_are_its_own(
     from_queue = speaker.receive(queue)
     assert [m.body for m in from_queue] == ["hello"]
     assert speaker.receive(queue, wait_seconds=2) == []  # the queue's 30 s holds there
+    # A send to the group's URL goes to that group alone.
+    speaker.send(quick, "direct")
+    assert [m.body for m in receive_within(speaker, quick, 10)] == ["direct"]
+    assert speaker.receive(queue) == []
     attributes = speaker.queue_attributes(quick, ["QueueArn", "VisibilityTimeout"])
     queue_name = queue.rsplit("/", 1)[-1]
     assert attributes == {
@@ -289,6 +293,12 @@ def test_list_and_delete_consumer_groups(
     sqs.send_message(QueueUrl=queue, MessageBody="after delete")
     assert [m["Body"] for m in sqs.receive_message(QueueUrl=second, WaitTimeSeconds=5)
             ["Messages"]] == ["after delete"]
+    # DeleteQueue on a group's URL deletes the group; the queue carries on without it.
+    sqs.delete_queue(QueueUrl=second)
+    assert groups("ListConsumerGroups", QueueUrl=queue)["ConsumerGroups"] == []
+    sqs.send_message(QueueUrl=queue, MessageBody="alone")
+    with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+        sqs.receive_message(QueueUrl=second)
 
 
 @pytest.mark.json_only
