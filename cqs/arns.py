@@ -12,7 +12,8 @@ import re
 
 from cqs.model import QueueIdentity
 
-_QUEUE_ARN = re.compile(r"arn:([^:]+):sqs:([^:]*):([^:]*):([^:/]+)")
+# The name may be a consumer group's, `<queue>/<group>` (cqs.group_names).
+_QUEUE_ARN = re.compile(r"arn:([^:]+):sqs:([^:]*):([^:]*):([^:/]+(?:/[^:/]+)?)")
 
 
 def queue_arn(region: str, account_id: str, name: str) -> str:

@@ -48,6 +48,7 @@ from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.routes import add_observability_routes
 from cqs.observability.stats import QueueStatistics
+from cqs.operations import groups_cli
 from cqs.operations.authentication import (
     announced_credentials,
     credential_store,
@@ -358,7 +359,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="then drop the earlier version's tables (refused while any of their rows is"
         " newer than the migration)",
     )
+    groups_cli.add_parser(commands)  # `cqs groups ...`: a client of a running server (#19)
     args = parser.parse_args(argv)
+    if args.command == "groups":
+        return groups_cli.run(args)
     not_settings = ("command", "previous_redis_urls", "drop_legacy")
     flags = {k: v for k, v in vars(args).items() if k not in not_settings}
     try:

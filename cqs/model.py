@@ -457,3 +457,16 @@ class ConsumedRange:
 
     start_ms: int
     end_ms: int
+
+# --- consumer groups (#19) ---------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroup:
+    """A named consumer group of a queue: served as the queue `<queue>/<group>`, it gets a
+    copy of every message sent to the queue that its filter policy (if any) matches."""
+
+    queue_name: str
+    group_name: str
+    filter_policy: str | None  # SNS filter-policy JSON on message attributes; None: all
+    attributes: Mapping[str, str]  # the group's own queue attributes (VisibilityTimeout, ...)
+    created_timestamp: int  # seconds since the epoch

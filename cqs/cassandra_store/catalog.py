@@ -226,3 +226,29 @@ class CassandraQueueCatalog:
     async def close(self) -> None:
         if self._owns_session:
             await self._session.close()
+
+    # --- consumer groups (#19) ---------------------------------------------------------------
+    async def consumer_groups(self, identity: QueueIdentity) -> list[Queue]:
+        """Names from `<name>/` up to (not including) `<name>0`: "0" follows "/" in UTF-8
+        order, so the slice holds exactly the names that start with `<name>/`."""
+        select = (
+            "SELECT name, queue_id, attributes, tags, created_s, modified_s"
+            f" FROM {schema.QUEUES_TABLE} WHERE {_NAMESPACE} AND name > ? AND name < ?"
+        )
+        account_id, region, name = identity
+        found: list[Queue] = []
+        after = f"{name}/"
+        while True:
+            page = await self._session.read(
+                f"{select} LIMIT {_LIST_PAGE}", [account_id, region, after, f"{name}0"]
+            )
+            found.extend(
+                rows.queue_from_row(
+                    QueueIdentity(account_id, region, row.name), row.queue_id, row.attributes,
+                    row.tags, row.created_s, row.modified_s,
+                )
+                for row in page if row.queue_id is not None
+            )
+            if len(page) < _LIST_PAGE:
+                return found
+            after = page[-1].name

@@ -76,6 +76,12 @@ class QueueCatalog(Protocol):
 
     async def close(self) -> None: ...
 
+    # --- consumer groups (#19) ---------------------------------------------------------------
+    async def consumer_groups(self, identity: QueueIdentity) -> list[Queue]:
+        """The queues named `<name>/<group>` of `identity`'s account and region, in name
+        order: the consumer groups of the queue `identity` (one slice of one partition)."""
+        ...
+
 
 class MessageStore(Protocol):
     """Durable messages: the source of truth the cache is filled from."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from cqs import arns, validation
+from cqs import arns, group_names, validation
 from cqs.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
 from cqs.model import Queue, QueueIdentity
 from cqs.ports import QueueCatalog
@@ -45,7 +45,10 @@ class QueueDirectory:
 
     async def get(self, identity: QueueIdentity) -> Queue:
         """The queue of that identity; QueueDoesNotExist if there is none."""
-        if not validation.is_possible_queue_name(identity.name):
+        if not (
+            validation.is_possible_queue_name(identity.name)
+            or group_names.is_group_queue_name(identity.name)
+        ):
             # No queue has it, and storage is not asked: a 64 KiB name is past what
             # Cassandra takes in a key (it answered a server error, seen as a 503).
             raise QueueDoesNotExist("The specified queue does not exist.")

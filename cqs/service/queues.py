@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from cqs import arns, dead_letter_policy, permissions, validation
+from cqs import arns, dead_letter_policy, group_names, permissions, validation
 from cqs.errors import PurgeQueueInProgress, QueueNameExists
 from cqs.model import (
     DEFAULT_QUEUE_ATTRIBUTES,
@@ -106,9 +106,9 @@ class Queues:
     ) -> tuple[list[str], str | None]:
         """Names of one account's queues in one region."""
         pagination.check_max_results(max_results)
-        names = [
+        names = [  # consumer groups (`<queue>/<group>`) are listed by ListConsumerGroups
             n for n in await self._catalog.list_names(*namespace)
-            if n.startswith(prefix or "")
+            if n.startswith(prefix or "") and group_names.split_group_queue_name(n) is None
         ]
         after = pagination.read_name_token(next_token) if next_token else None
         return pagination.page(names, max_results, after)

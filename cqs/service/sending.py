@@ -7,7 +7,8 @@ Imports model, errors, validation, ports and sibling mechanisms; never an adapte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 
 from cqs import validation
 from cqs.errors import CqsError
@@ -45,7 +46,7 @@ class Sender:
         message = build_message(queue, request, self._now_ms(), self._sender_id)
         if queue.fifo:
             return (await self._fifo.send(queue, [message]))[0]
-        await self.deliver(queue, [message])
+        await self._deliver_sent(queue, [message])
         return send_result(message)
 
     async def send_message_batch(
@@ -72,7 +73,7 @@ class Sender:
             results = await self._fifo.send(queue, [m for _, m in built])
             return BatchResult([(i, r) for (i, _), r in zip(built, results, strict=True)], failed)
         if built:
-            await self.deliver(queue, [m for _, m in built])
+            await self._deliver_sent(queue, [m for _, m in built])
         return BatchResult([(i, send_result(m)) for i, m in built], failed)
 
     async def deliver(self, queue: Queue, messages: Sequence[Message]) -> None:
@@ -86,3 +87,15 @@ class Sender:
         await self._store.put(queue, messages)
         self._telemetry.messages_sent(queue.name, len(messages))
         await self._cache_fill.add(queue, messages, self._now_ms())
+
+    # --- consumer groups (#19) ---------------------------------------------------------------
+    # Set by the service: stores copies of a send's messages in the queue's consumer groups.
+    fan_out: Callable[[Queue, Sequence[Message]], Awaitable[None]] | None = None
+
+    async def _deliver_sent(self, queue: Queue, messages: Sequence[Message]) -> None:
+        """A send (not a move): to the queue and, at the same time, to its consumer groups;
+        acknowledged once every copy is stored."""
+        if self.fan_out is None:
+            await self.deliver(queue, messages)
+            return
+        await asyncio.gather(self.deliver(queue, messages), self.fan_out(queue, messages))

@@ -19,6 +19,7 @@ from cqs.model import (
     BatchResult,
     ConsumedMessage,
     ConsumedRange,
+    ConsumerGroup,
     MessageMoveTask,
     PeekRequest,
     QueueDescription,
@@ -43,6 +44,7 @@ from cqs.service.access import QueueAccess
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.chores import Chores
 from cqs.service.consumed import ConsumedMessages, NoConsumedStore
+from cqs.service.consumer_groups import ConsumerGroups
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.fifo import FifoSender
 from cqs.service.in_flight import InFlightMessages
@@ -134,6 +136,12 @@ class QueueService:
             self._in_flight, dead_letters, owner=owner,
             lease_seconds=tuning.move_task_lease_seconds, clock=clock,
         )
+        # Consumer groups (#19): a send's messages are copied to the queue's groups.
+        self._consumer_groups = ConsumerGroups(
+            catalog, store, self._directory, self._cache_fill, dead_letters, self._queues,
+            self._sender.deliver, ttl_seconds=tuning.metadata_ttl_seconds, clock=clock,
+        )
+        self._sender.fan_out = self._consumer_groups.fan_out
         # The periodic upkeep of these mechanisms, run by `cqs.housekeeping`.
         self.chores = Chores(
             cache, catalog, store, self._directory, self._cache_fill, self._move_tasks,
@@ -186,6 +194,7 @@ class QueueService:
 
     async def delete_queue(self, identity: QueueIdentity) -> None:
         await self._queues.delete_queue(identity)
+        await self._consumer_groups.queue_deleted(identity)  # consumer groups (#19)
 
     async def get_queue_attributes(self, identity: QueueIdentity, names: Sequence[str]) -> dict[str, str]:
         return await self._queues.get_queue_attributes(identity, names)
@@ -296,3 +305,18 @@ class QueueService:
     ) -> tuple[int, str | None]:
         """Send the messages consumed within `span` to the queue again, as new messages."""
         return await self._consumed.replay(await self._directory.get(identity), span, next_token)
+
+    # --- consumer groups (#19): extension actions ------------------------------------------
+    async def create_consumer_group(
+        self, identity: QueueIdentity, group_name: str, attributes: Mapping[str, str]
+    ) -> ConsumerGroup:
+        """A group of the queue, served as the queue `<queue>/<group>`: it receives a copy of
+        every later send its FilterPolicy matches (or, with StartAt, of earlier ones the
+        queue still holds)."""
+        return await self._consumer_groups.create(identity, group_name, attributes)
+
+    async def list_consumer_groups(self, identity: QueueIdentity) -> list[ConsumerGroup]:
+        return await self._consumer_groups.list_groups(identity)
+
+    async def delete_consumer_group(self, identity: QueueIdentity, group_name: str) -> None:
+        await self._consumer_groups.delete(identity, group_name)

@@ -148,7 +148,7 @@ def add_sqs_routes(
         account_id, base_url, region, max_request_bytes, access_keys
     )
     app.middlewares.append(sqs_error_middleware)
-    for path in ("/", "/{account_id}/{queue_name}"):
+    for path in ("/", "/{account_id}/{queue_name}", "/{account_id}/{queue_name}/{group_name}"):
         app.router.add_route("POST", path, sqs_endpoint)
         app.router.add_route("GET", path, sqs_endpoint)
 
@@ -185,6 +185,8 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
 
     base_url = base_url_for(settings.base_url, request.scheme, request.host)
     queue_name = request.match_info.get("queue_name")
+    if queue_name and "group_name" in request.match_info:  # a consumer group's URL (#19)
+        queue_name = f"{queue_name}/{request.match_info['group_name']}"
     if queue_name:  # posted to the queue's own URL: it names the queue
         account = request.match_info.get("account_id", settings.account_id)
         validation.validate_text(f"{account}/{queue_name}", "QueueUrl")  # as body text is

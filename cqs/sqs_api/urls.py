@@ -1,5 +1,8 @@
 """Queue URLs <-> queue names: `http://<host>:<port>/<account-id>/<queue-name>`.
 
+A consumer group's queue name is `<queue>/<group>`, so its URL has one more segment:
+`http://<host>:<port>/<account-id>/<queue-name>/<group-name>`.
+
 Owns how this endpoint names queues on the wire. The service speaks only queue names; the
 handlers turn names into URLs here and URLs back into names. The host comes from a fixed
 base URL when one is configured, else from the request (its scheme and Host header, which
@@ -92,9 +95,13 @@ def queue_name_from_url(url: str, account_id: str) -> str:
     return name
 
 
+_ACCOUNT_ID = re.compile(r"[0-9]{12}")
+
+
 def queue_address_from_url(url: str, default_account_id: str) -> tuple[str, str]:
     """(owner account id, queue name) of a QueueUrl: its last two path segments, whatever
-    the host.
+    the host, or its last three when the first of them is an account id (12 digits): a
+    consumer group's URL `<account>/<queue>/<group>` names the queue `<queue>/<group>`.
 
     Clients often reach the endpoint under another host name than the one in the URL they
     were given, so the host is not checked. A URL naming no queue at all (no path, not a
@@ -109,6 +116,9 @@ def queue_address_from_url(url: str, default_account_id: str) -> tuple[str, str]
     segments = [unquote(segment) for segment in path.split("/") if segment]
     if not segments:
         raise QueueDoesNotExist("The specified queue does not exist.")
+    if len(segments) >= 3 and _ACCOUNT_ID.fullmatch(segments[-3]):
+        # `<account>/<queue>/<group>`: a consumer group, served as the queue `<queue>/<group>`.
+        return segments[-3], f"{segments[-2]}/{segments[-1]}"
     if len(segments) >= 2:
         return segments[-2], segments[-1]
     return default_account_id, segments[-1]

@@ -223,3 +223,22 @@ async def test_racing_processes_converge_on_one_shared_secret(
 
     assert len(set(secrets)) == 1
     assert secrets[0] in candidates
+
+
+# --- consumer groups (#19) ---------------------------------------------------------------------
+
+async def test_consumer_groups_are_exactly_the_queues_named_queue_slash_group(
+    queue_catalog: CassandraQueueCatalog,
+) -> None:
+    stem = f"cg-{uuid.uuid4().hex[:8]}"
+    neighbours = [f"{stem}", f"{stem}-other", f"{stem}0", f"{stem}-other/g", f"{stem}_x/g"]
+    groups = [f"{stem}/a", f"{stem}/b-1", f"{stem}/Z_z"]
+    for name in neighbours + groups:
+        await queue_catalog.create(new_queue(name))
+    await queue_catalog.create(new_queue(f"{stem}/elsewhere", account_id="111111111111"))
+
+    found = await queue_catalog.consumer_groups(QueueIdentity(ACCOUNT, REGION, stem))
+
+    assert [queue.name for queue in found] == sorted(groups)
+    assert found[0].tags == {"team": "queues"}
+    assert await queue_catalog.consumer_groups(QueueIdentity(ACCOUNT, REGION, "none")) == []
