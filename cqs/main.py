@@ -33,6 +33,7 @@ from cqs.cassandra_store import (
     KeyspaceNotFound,
 )
 from cqs.cassandra_store import connect as connect_cassandra
+from cqs.cassandra_store.scheduled import CassandraScheduledMessages
 from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
@@ -67,7 +68,8 @@ from cqs.operations.tls_settings import (
 )
 from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
-from cqs.redis_cache.servers import server_label
+from cqs.redis_cache.promotion_leases import RedisPromotionLeases
+from cqs.redis_cache.servers import ServerLimits, ServerPool, server_label
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService, ServiceTuning
 from cqs.settings import Settings, add_setting_flags, load_settings
@@ -117,6 +119,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             clock=clock.time,
             tls=redis_tls(settings),
         )
+        promotion_leases = timer_promotion_leases(settings)
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.
             secret = hashlib.sha256(settings.receipt_secret.encode()).digest()
@@ -133,9 +136,13 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
                 cache_fill_lease_seconds=settings.cache_fill_lease_seconds,
                 cache_fill_page_size=settings.cache_fill_page_size,
                 queue_deleted_recently_seconds=settings.queue_deleted_recently_seconds,
+                timer_horizon_seconds=settings.timer_horizon_seconds,
+                timer_promotion_lead_seconds=settings.timer_promotion_lead_seconds,
             ),
             clock=clock.time,
             telemetry=hub.telemetry,
+            scheduled=CassandraScheduledMessages(session),
+            promotion_leases=promotion_leases,
         )
         holder["service"] = service
         hub.attach(
@@ -182,6 +189,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             if console is not None:
                 console.detach()
             await service.close()
+            await promotion_leases.close()
             await cache.close()
             await store.close()
             await catalog.close()
@@ -189,6 +197,17 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
 
     app.cleanup_ctx.append(storage)
     return app
+
+
+def timer_promotion_leases(settings: Settings) -> RedisPromotionLeases:
+    """The timer messages' promotion leases (#19), on a small pool of their own."""
+    limits = ServerLimits(
+        socket_timeout=settings.redis_timeout_seconds, max_connections=4,
+        pool_wait_seconds=settings.redis_pool_wait_seconds,
+    )
+    return RedisPromotionLeases(
+        ServerPool(list(settings.redis_urls), limits, tls=redis_tls(settings))
+    )
 
 
 def api_process_ids() -> list[int]:

@@ -413,3 +413,26 @@ class MessageMoveTask:
     failure_reason: str | None = None
     owner: str = ""
     heartbeat_ms: int = 0
+
+
+# --- timer messages (issue #19): messages due beyond the cache horizon ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledQueue:
+    """A queue incarnation that has (or had) timer messages waiting in the durable store."""
+
+    identity: QueueIdentity
+    queue_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledSummary:
+    """A queue's timer messages still waiting in the durable store (not yet promoted).
+
+    `count` is approximate (a counter kept beside the messages); `earliest_due_ms` is when
+    the first of them is due, None when none waits.
+    """
+
+    count: int
+    earliest_due_ms: int | None

@@ -201,3 +201,12 @@ def queue_from_key(key: str) -> QueueIdentity | None:
 
 def filling_state(owner: str) -> str:
     return f"{STATE_FILLING_PREFIX}{owner}"
+
+
+# --- timer messages (issue #19) -------------------------------------------------------------
+# Per queue: `cqs:{<queue>}:promoter`  STRING  the id of the process promoting the queue's
+# due timer messages from the durable store, with a PX lease it renews while it works.
+
+
+def promotion_lease_key(queue: QueueIdentity) -> str:
+    return f"{PREFIX}:{{{queue.key}}}:promoter"

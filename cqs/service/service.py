@@ -23,10 +23,19 @@ from cqs.model import (
     QueueNamespace,
     ReceivedMessage,
     ReceiveRequest,
+    ScheduledSummary,
     SendRequest,
     SendResult,
 )
-from cqs.ports import MessageCache, MessageStore, NullTelemetry, QueueCatalog, Telemetry
+from cqs.ports import (
+    MessageCache,
+    MessageStore,
+    NullTelemetry,
+    PromotionLeases,
+    QueueCatalog,
+    ScheduledMessages,
+    Telemetry,
+)
 from cqs.receipts import ReceiptSigner
 from cqs.service.access import QueueAccess
 from cqs.service.cache_fill import CacheFiller
@@ -40,6 +49,8 @@ from cqs.service.queue_directory import QueueDirectory
 from cqs.service.queues import Queues
 from cqs.service.receiving import Receiver
 from cqs.service.sending import Sender
+from cqs.service.timer_promotion import TimerPromoter
+from cqs.service.timers import TIMER_QUEUE_ATTRIBUTES, TimerMessages, wants_timer
 
 
 @dataclass
@@ -54,6 +65,12 @@ class ServiceTuning:
     queue_deleted_recently_seconds: float = 0.0
     # A message move task whose process has not reported for this long is taken over.
     move_task_lease_seconds: float = 6.0
+    # Timer messages (#19): due further ahead than the horizon, they wait in the scheduled
+    # store and are promoted into the ordinary delayed path `lead` seconds before due.
+    timer_horizon_seconds: int = 900
+    timer_promotion_lead_seconds: float = 60.0
+    timer_promotion_lease_seconds: float = 15.0
+    timer_promotion_page_size: int = 500
 
 
 class QueueService:
@@ -68,6 +85,8 @@ class QueueService:
         tuning: ServiceTuning | None = None,
         clock: Callable[[], float] = time.time,
         telemetry: Telemetry | None = None,
+        scheduled: ScheduledMessages | None = None,
+        promotion_leases: PromotionLeases | None = None,
     ) -> None:
         tuning = tuning or ServiceTuning()
         telemetry = telemetry or NullTelemetry()
@@ -112,6 +131,9 @@ class QueueService:
             catalog, self._directory, self._cache_fill, self._receiver, self._sender,
             self._in_flight, dead_letters, owner=owner,
             lease_seconds=tuning.move_task_lease_seconds, clock=clock,
+        )
+        self._init_timers(
+            catalog, store, scheduled, promotion_leases, tuning, owner, telemetry, clock
         )
         # The periodic upkeep of these mechanisms, run by `cqs.housekeeping`.
         self.chores = Chores(
@@ -167,6 +189,9 @@ class QueueService:
         await self._queues.delete_queue(identity)
 
     async def get_queue_attributes(self, identity: QueueIdentity, names: Sequence[str]) -> dict[str, str]:
+        timer_names = [name for name in names if name in TIMER_QUEUE_ATTRIBUTES]
+        if timer_names:  # timer messages (#19): extension attributes, only when named
+            return await self._timer_queue_attributes(identity, names, timer_names)
         return await self._queues.get_queue_attributes(identity, names)
 
     async def set_queue_attributes(self, identity: QueueIdentity, attributes: Mapping[str, str]) -> None:
@@ -174,6 +199,7 @@ class QueueService:
 
     async def purge_queue(self, identity: QueueIdentity) -> None:
         await self._queues.purge_queue(identity)
+        await self._timers.purge(await self._directory.get(identity))  # timer messages (#19)
 
     async def tag_queue(self, identity: QueueIdentity, tags: Mapping[str, str]) -> None:
         await self._queues.tag_queue(identity, tags)
@@ -198,11 +224,16 @@ class QueueService:
 
     # --- messages --------------------------------------------------------------------------
     async def send_message(self, identity: QueueIdentity, request: SendRequest) -> SendResult:
+        if wants_timer([request]):  # timer messages (#19)
+            return await self._timers.send_message(await self._directory.get(identity), request)
         return await self._sender.send_message(await self._directory.get(identity), request)
 
     async def send_message_batch(
         self, identity: QueueIdentity, entries: Sequence[tuple[str, SendRequest]]
     ) -> BatchResult[SendResult]:
+        if wants_timer([request for _, request in entries]):  # timer messages (#19)
+            queue = await self._directory.get(identity)
+            return await self._timers.send_message_batch(queue, entries)
         return await self._sender.send_message_batch(await self._directory.get(identity), entries)
 
     async def receive_message(self, identity: QueueIdentity, request: ReceiveRequest) -> list[ReceivedMessage]:
@@ -251,3 +282,44 @@ class QueueService:
 
     async def cancel_message_move_task(self, handle: str) -> int:
         return await self._move_tasks.cancel_message_move_task(handle)
+
+    # --- timer messages (#19) ----------------------------------------------------------------
+    def _init_timers(
+        self,
+        catalog: QueueCatalog,
+        store: MessageStore,
+        scheduled: ScheduledMessages | None,
+        leases: PromotionLeases | None,
+        tuning: ServiceTuning,
+        owner: str,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._timers = TimerMessages(
+            scheduled, self._sender, horizon_seconds=tuning.timer_horizon_seconds,
+            sender_id=self.home.account_id, telemetry=telemetry, clock=clock,
+        )
+        self._timer_promoter = None if scheduled is None or leases is None else TimerPromoter(
+            scheduled, leases, store, catalog, self._directory, self._cache_fill,
+            owner=owner, lead_seconds=tuning.timer_promotion_lead_seconds,
+            lease_seconds=tuning.timer_promotion_lease_seconds,
+            page_size=tuning.timer_promotion_page_size, telemetry=telemetry, clock=clock,
+        )
+
+    async def _timer_queue_attributes(
+        self, identity: QueueIdentity, names: Sequence[str], timer_names: Sequence[str]
+    ) -> dict[str, str]:
+        others = [name for name in names if name not in TIMER_QUEUE_ATTRIBUTES]
+        found = await self._queues.get_queue_attributes(identity, others) if others else {}
+        queue = await self._directory.get(identity)
+        return {**found, **await self._timers.queue_attributes(queue, timer_names)}
+
+    async def scheduled_summary(self, identity: QueueIdentity) -> ScheduledSummary:
+        """The queue's timer messages waiting in the store: how many, the earliest due time."""
+        return await self._timers.summary(await self._directory.get(identity))
+
+    async def promote_timer_messages(self) -> int:
+        """One promotion round (the housekeeper runs it about once a second)."""
+        if self._timer_promoter is None:
+            return 0
+        return await self._timer_promoter.promote_due()
