@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 from _delivery_ledger import (  # noqa: E402
     Acknowledged,
-    Delivery,
     DeleteOutcome,
+    Delivery,
     DeliveryLedger,
     percentile,
 )
@@ -90,7 +90,7 @@ def consume(endpoint: str, url: str, expected: int, deadline: float,
                 QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2,
                 VisibilityTimeout=VISIBILITY,
             ).get("Messages", [])
-        except Exception as error:  # noqa: BLE001 - counted, the run goes on
+        except Exception as error:  # counted; the run goes on
             ledger.record_error("ReceiveMessage", type(error).__name__)
             continue
         answered = time.time()
