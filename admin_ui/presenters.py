@@ -19,7 +19,7 @@ from typing import Any
 
 from prometheus_client.core import Metric
 
-from admin_ui.filters import NOTHING, byte_size, duration, ms_time
+from admin_ui.filters import NOTHING, byte_size, duration, ms_time, s_time
 from admin_ui.history import QueueHistory
 from cqs.arns import queue_name_from_arn
 from cqs.dead_letter_policy import DEAD_LETTER_SOURCE_ATTRIBUTE, task_handle
@@ -27,6 +27,7 @@ from cqs.model import CacheState, MessageAttributeValue, MessageMoveTask, Redeli
 from cqs.observability.stats import QueueSnapshot
 from cqs.ports.inspection import ClusterView, PeekedMessage
 from cqs.service import COUNT_ATTRIBUTES
+from cqs.service.timers import EARLIEST_DUE_ATTRIBUTE, SCHEDULED_COUNT_ATTRIBUTE
 
 BODY_PREVIEW_CHARACTERS = 160
 SPARKLINE_POINTS = 30
@@ -127,6 +128,9 @@ def live_figures(
         "visible": int(counts["ApproximateNumberOfMessages"]),
         "in_flight": int(counts["ApproximateNumberOfMessagesNotVisible"]),
         "delayed": int(counts["ApproximateNumberOfMessagesDelayed"]),
+        # Timer messages (#19) still waiting in Cassandra, and when the first is due.
+        "scheduled": int(counts.get(SCHEDULED_COUNT_ATTRIBUTE, "0")),
+        "earliest_scheduled": s_time(counts.get(EARLIEST_DUE_ATTRIBUTE)),
         "state": state.value,
         "state_label": CACHE_STATE_LABELS[state],
         "oldest_age_seconds": (

@@ -2,9 +2,10 @@
 
 Owns when each chore runs: flushing deletes the store missed while it was away, trimming
 cached messages past their retention period, forgetting expired delivery records, taking
-over message move tasks whose process stopped (what each does is `cqs.service.chores`), and
-relaying cross-process arrival announcements to local long polls. A failing chore is logged
-and retried; it never stops the others. Imports the service only; never an adapter.
+over message move tasks whose process stopped, promoting timer messages due soon (what each
+does is `cqs.service.chores` and `cqs.service.timer_promotion`), and relaying cross-process
+arrival announcements to local long polls. A failing chore is logged and retried; it never
+stops the others. Imports the service only; never an adapter.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Housekeeper:
         trim_seconds: float = 30.0,
         prune_seconds: float = 10.0,
         move_task_seconds: float = 2.0,
+        timer_promotion_seconds: float = 1.0,
     ) -> None:
         self._service = service
         chores = service.chores
@@ -39,6 +41,7 @@ class Housekeeper:
             ("prune delivery records", prune_seconds, self._prune),
             ("resume message move tasks", move_task_seconds,
              chores.resume_message_move_tasks),
+            ("promote timer messages", timer_promotion_seconds, service.promote_timer_messages),
         ]
 
     async def _prune(self) -> int:

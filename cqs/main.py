@@ -25,7 +25,6 @@ from admin_ui import mount_admin_console
 from cqs import __version__
 from cqs.cassandra_store import (
     CassandraConnection,
-    CassandraConsumedMessages,
     CassandraLegacyKeyspace,
     CassandraMessageStore,
     CassandraQueueCatalog,
@@ -59,6 +58,7 @@ from cqs.operations.embedded import EmbeddedStartError, embedded_backends
 from cqs.operations.logs import configure_logging
 from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
+from cqs.operations.service_setup import compose_service
 from cqs.operations.supervisor import supervise
 from cqs.operations.tls_settings import (
     api_scheme,
@@ -67,11 +67,10 @@ from cqs.operations.tls_settings import (
     check_backend_tls_files,
     redis_tls,
 )
-from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import server_label
 from cqs.revisibility_worker import RevisibilityWorker
-from cqs.service import QueueService, ServiceTuning
+from cqs.service import QueueService
 from cqs.settings import Settings, add_setting_flags, load_settings
 from cqs.sqs_api.app import create_api_app
 from cqs.tls import TlsFilesError
@@ -124,21 +123,9 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             secret = hashlib.sha256(settings.receipt_secret.encode()).digest()
         else:
             secret = await catalog.shared_secret(os.urandom(32))
-        service = QueueService(
-            catalog,
-            store,
-            cache,
-            ReceiptSigner(secret),
-            home=QueueNamespace(settings.account_id, settings.region),
-            tuning=ServiceTuning(
-                long_poll_recheck_seconds=settings.long_poll_recheck_seconds,
-                cache_fill_lease_seconds=settings.cache_fill_lease_seconds,
-                cache_fill_page_size=settings.cache_fill_page_size,
-                queue_deleted_recently_seconds=settings.queue_deleted_recently_seconds,
-            ),
-            clock=clock.time,
+        service, promotion_leases = compose_service(
+            settings, session, catalog, store, cache, secret, clock=clock.time,
             telemetry=hub.telemetry,
-            consumed=CassandraConsumedMessages(session),  # peek and replay (issue 19)
         )
         holder["service"] = service
         hub.attach(
@@ -185,6 +172,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             if console is not None:
                 console.detach()
             await service.close()
+            await promotion_leases.close()
             await cache.close()
             await store.close()
             await catalog.close()

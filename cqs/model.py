@@ -470,3 +470,25 @@ class ConsumerGroup:
     filter_policy: str | None  # SNS filter-policy JSON on message attributes; None: all
     attributes: Mapping[str, str]  # the group's own queue attributes (VisibilityTimeout, ...)
     created_timestamp: int  # seconds since the epoch
+
+# --- timer messages (issue #19): messages due beyond the cache horizon ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledQueue:
+    """A queue incarnation that has (or had) timer messages waiting in the durable store."""
+
+    identity: QueueIdentity
+    queue_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledSummary:
+    """A queue's timer messages still waiting in the durable store (not yet promoted).
+
+    `count` is approximate (a counter kept beside the messages); `earliest_due_ms` is when
+    the first of them is due, None when none waits.
+    """
+
+    count: int
+    earliest_due_ms: int | None

@@ -126,6 +126,11 @@ class Settings:
     # Refused unless the environment also holds CQS_ALLOW_TEST_CLOCK=1, which only the test
     # fixtures set, and with more than one worker (each would keep its own clock).
     test_clock: bool = False
+    # Timer messages (#19): a message due further ahead than this many seconds waits only in
+    # Cassandra; it is promoted into the cache this many seconds before it is due. The
+    # horizon must exceed the lead by two minutes (the scheduled store's minute buckets).
+    timer_horizon_seconds: int = 900
+    timer_promotion_lead_seconds: float = 60.0
 
     @property
     def embedded_redis(self) -> bool:
@@ -214,6 +219,11 @@ def load_settings(
             )
         if settings.workers != 1:
             raise ValueError("test_clock needs workers = 1 (each worker keeps its own clock)")
+    if not 0 < settings.timer_promotion_lead_seconds <= settings.timer_horizon_seconds - 120:
+        raise ValueError(
+            "timer_promotion_lead_seconds must be > 0 and at least 120 s below"
+            " timer_horizon_seconds"
+        )
     return settings
 
 

@@ -31,6 +31,7 @@ from admin_ui.pages.common import (
 from cqs.errors import CqsError, QueueDoesNotExist
 from cqs.model import MessageMoveTask
 from cqs.service import COUNT_ATTRIBUTES
+from cqs.service.timers import TIMER_QUEUE_ATTRIBUTES
 
 MOVE_TASKS_SHOWN = 10
 
@@ -45,7 +46,9 @@ async def _live_figures(
     (`polled`) uses the inspector's dead-letter links, re-read every few seconds.
     """
     service = console.service
-    counts = await service.get_queue_attributes(service.home.queue(name), list(COUNT_ATTRIBUTES))
+    counts = await service.get_queue_attributes(
+        service.home.queue(name), [*COUNT_ATTRIBUTES, *TIMER_QUEUE_ATTRIBUTES]
+    )
     snapshot = await console.statistics.read([name])
     if polled:
         links = await dead_letter_links(console)

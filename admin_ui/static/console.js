@@ -372,6 +372,8 @@
     setText(main, "visible", String(data.visible));
     setText(main, "in_flight", String(data.in_flight));
     setText(main, "delayed", String(data.delayed));
+    setText(main, "scheduled", String(data.scheduled));
+    setText(main, "earliest_scheduled", data.earliest_scheduled);
     setText(main, "oldest", duration(data.oldest_age_seconds));
     setText(main, "server", data.server);
     Object.keys(data.redeliveries).forEach(function (reason) {

@@ -85,7 +85,7 @@ DEFAULT_MESSAGE_GC_GRACE_SECONDS = 3600
 # row DELETE in a regular table writes a range tombstone whose cost grows with the others in
 # the partition's memtable, where a compact table's delete is one cell tombstone).
 MESSAGE_TABLES = ("regular", "compact", "auto")
-COMPACT_TABLES = (MESSAGES_TABLE, MESSAGE_BUCKETS_TABLE)
+COMPACT_TABLES: tuple[str, ...] = (MESSAGES_TABLE, MESSAGE_BUCKETS_TABLE)
 
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
 
@@ -127,7 +127,11 @@ def table_definitions(
     The only compact-table DDL of cqs; reached only when the server's release_version is
     older than 2.0 under the default "auto", or when an operator asks for "compact".
     """
-    definitions = _definitions(checked_identifier(keyspace) + ".", message_gc_grace_seconds)
+    prefix = checked_identifier(keyspace) + "."
+    definitions = {
+        **_definitions(prefix, message_gc_grace_seconds),
+        **_timer_definitions(prefix, message_gc_grace_seconds),
+    }
     if compact_tables:
         for table in COMPACT_TABLES:
             definitions[table] = definitions[table].replace(" WITH ", " WITH COMPACT STORAGE AND ", 1)
@@ -225,5 +229,55 @@ def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
             " payload blob,"
             " PRIMARY KEY ((queue_id, bucket, shard), consumed_id))"
             f" WITH gc_grace_seconds = {int(message_gc_grace_seconds)}"
+        ),
+    }
+
+
+# --- timer messages (issue #19) -------------------------------------------------------------
+# Messages due beyond the cache horizon wait here, never in the message tables (so a cache
+# fill never loads them), until a promotion moves them into the message tables shortly
+# before they are due. Partitioned by queue incarnation, minute of the due time and one of
+# `SCHEDULED_SHARD_COUNT` shards; clustered by due time, so a promotion reads what is due.
+SCHEDULED_MESSAGES_TABLE = "scheduled_messages"
+# Per queue incarnation and due minute: how many messages wait there (a counter, so it is
+# approximate). Its rows are also the index of the minutes that hold messages.
+SCHEDULED_COUNTS_TABLE = "scheduled_counts"
+# Every queue incarnation that has (or had) timer messages, in one partition (`ring` 0):
+# what the promotion loop of each process walks.
+SCHEDULED_QUEUES_TABLE = "scheduled_queues"
+SCHEDULED_BUCKET_SECONDS = 60
+SCHEDULED_SHARD_COUNT = 16
+# On Cassandra before 2.0, compact like the message tables (the same delete costs).
+COMPACT_TABLES = (*COMPACT_TABLES, SCHEDULED_MESSAGES_TABLE)
+
+
+def _timer_definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
+    return {
+        SCHEDULED_MESSAGES_TABLE: (
+            f"CREATE TABLE {prefix}{SCHEDULED_MESSAGES_TABLE} ("
+            " queue_id text,"
+            " bucket bigint,"
+            " shard int,"
+            " due_ms bigint,"
+            " message_id timeuuid,"
+            " payload blob,"
+            " PRIMARY KEY ((queue_id, bucket, shard), due_ms, message_id))"
+            f" WITH gc_grace_seconds = {int(message_gc_grace_seconds)}"
+        ),
+        SCHEDULED_COUNTS_TABLE: (
+            f"CREATE TABLE {prefix}{SCHEDULED_COUNTS_TABLE} ("
+            " queue_id text,"
+            " bucket bigint,"
+            " messages counter,"
+            " PRIMARY KEY (queue_id, bucket))"
+        ),
+        SCHEDULED_QUEUES_TABLE: (
+            f"CREATE TABLE {prefix}{SCHEDULED_QUEUES_TABLE} ("
+            " ring int,"
+            " queue_id text,"
+            " account_id text,"
+            " region text,"
+            " name text,"
+            " PRIMARY KEY (ring, queue_id))"
         ),
     }

@@ -15,6 +15,7 @@ from cqs.ports.cache import (
 from cqs.ports.consumed import ConsumedMessageStore
 from cqs.ports.inspection import QueueInspector
 from cqs.ports.migration import LegacyKeyspace, MigrationCounts, MigrationRecord
+from cqs.ports.scheduled import PromotionLeases, ScheduledMessages
 from cqs.ports.storage import MessageStore, QueueCatalog
 from cqs.ports.telemetry import NullTelemetry, Telemetry
 
@@ -30,7 +31,9 @@ __all__ = [
     "MigrationCounts",
     "MigrationRecord",
     "NullTelemetry",
+    "PromotionLeases",
     "QueueCatalog",
     "QueueInspector",
+    "ScheduledMessages",
     "Telemetry",
 ]

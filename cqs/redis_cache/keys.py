@@ -212,3 +212,11 @@ def _script_keys(queue: QueueIdentity) -> tuple[str, ...]:
 def script_keys(queue: QueueIdentity) -> tuple[str, ...]:
     """`QueueKeys(queue).script_keys()`, built once per queue: every script call needs them."""
     return _script_keys(queue)
+
+# --- timer messages (issue #19) -------------------------------------------------------------
+# Per queue: `cqs:{<queue>}:promoter`  STRING  the id of the process promoting the queue's
+# due timer messages from the durable store, with a PX lease it renews while it works.
+
+
+def promotion_lease_key(queue: QueueIdentity) -> str:
+    return f"{PREFIX}:{{{queue.key}}}:promoter"

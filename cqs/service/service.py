@@ -27,6 +27,7 @@ from cqs.model import (
     QueueNamespace,
     ReceivedMessage,
     ReceiveRequest,
+    ScheduledSummary,
     SendRequest,
     SendResult,
 )
@@ -35,7 +36,9 @@ from cqs.ports import (
     MessageCache,
     MessageStore,
     NullTelemetry,
+    PromotionLeases,
     QueueCatalog,
+    ScheduledMessages,
     Telemetry,
 )
 from cqs.ports.inspection import MessagePage, PeekedMessage
@@ -55,6 +58,8 @@ from cqs.service.queue_directory import QueueDirectory
 from cqs.service.queues import Queues
 from cqs.service.receiving import Receiver
 from cqs.service.sending import Sender
+from cqs.service.timer_promotion import TimerPromoter
+from cqs.service.timers import TIMER_QUEUE_ATTRIBUTES, TimerMessages, wants_timer
 
 
 @dataclass
@@ -69,6 +74,12 @@ class ServiceTuning:
     queue_deleted_recently_seconds: float = 0.0
     # A message move task whose process has not reported for this long is taken over.
     move_task_lease_seconds: float = 6.0
+    # Timer messages (#19): due further ahead than the horizon, they wait in the scheduled
+    # store and are promoted into the ordinary delayed path `lead` seconds before due.
+    timer_horizon_seconds: int = 900
+    timer_promotion_lead_seconds: float = 60.0
+    timer_promotion_lease_seconds: float = 15.0
+    timer_promotion_page_size: int = 500
 
 
 class QueueService:
@@ -84,6 +95,9 @@ class QueueService:
         clock: Callable[[], float] = time.time,
         telemetry: Telemetry | None = None,
         consumed: ConsumedMessageStore | None = None,
+
+        scheduled: ScheduledMessages | None = None,
+        promotion_leases: PromotionLeases | None = None,
     ) -> None:
         """`consumed`: where consumed messages are kept for replay (None: nowhere)."""
         tuning = tuning or ServiceTuning()
@@ -142,6 +156,10 @@ class QueueService:
             self._sender.deliver, ttl_seconds=tuning.metadata_ttl_seconds, clock=clock,
         )
         self._sender.fan_out = self._consumer_groups.fan_out
+
+        self._init_timers(
+            catalog, store, scheduled, promotion_leases, tuning, owner, telemetry, clock
+        )
         # The periodic upkeep of these mechanisms, run by `cqs.housekeeping`.
         self.chores = Chores(
             cache, catalog, store, self._directory, self._cache_fill, self._move_tasks,
@@ -197,6 +215,9 @@ class QueueService:
         await self._consumer_groups.queue_deleted(identity)  # consumer groups (#19)
 
     async def get_queue_attributes(self, identity: QueueIdentity, names: Sequence[str]) -> dict[str, str]:
+        timer_names = [name for name in names if name in TIMER_QUEUE_ATTRIBUTES]
+        if timer_names:  # timer messages (#19): extension attributes, only when named
+            return await self._timer_queue_attributes(identity, names, timer_names)
         return await self._queues.get_queue_attributes(identity, names)
 
     async def set_queue_attributes(self, identity: QueueIdentity, attributes: Mapping[str, str]) -> None:
@@ -204,6 +225,7 @@ class QueueService:
 
     async def purge_queue(self, identity: QueueIdentity) -> None:
         await self._queues.purge_queue(identity)
+        await self._timers.purge(await self._directory.get(identity))  # timer messages (#19)
 
     async def tag_queue(self, identity: QueueIdentity, tags: Mapping[str, str]) -> None:
         await self._queues.tag_queue(identity, tags)
@@ -228,11 +250,16 @@ class QueueService:
 
     # --- messages --------------------------------------------------------------------------
     async def send_message(self, identity: QueueIdentity, request: SendRequest) -> SendResult:
+        if wants_timer([request]):  # timer messages (#19)
+            return await self._timers.send_message(await self._directory.get(identity), request)
         return await self._sender.send_message(await self._directory.get(identity), request)
 
     async def send_message_batch(
         self, identity: QueueIdentity, entries: Sequence[tuple[str, SendRequest]]
     ) -> BatchResult[SendResult]:
+        if wants_timer([request for _, request in entries]):  # timer messages (#19)
+            queue = await self._directory.get(identity)
+            return await self._timers.send_message_batch(queue, entries)
         return await self._sender.send_message_batch(await self._directory.get(identity), entries)
 
     async def receive_message(self, identity: QueueIdentity, request: ReceiveRequest) -> list[ReceivedMessage]:
@@ -320,3 +347,44 @@ class QueueService:
 
     async def delete_consumer_group(self, identity: QueueIdentity, group_name: str) -> None:
         await self._consumer_groups.delete(identity, group_name)
+
+    # --- timer messages (#19) ----------------------------------------------------------------
+    def _init_timers(
+        self,
+        catalog: QueueCatalog,
+        store: MessageStore,
+        scheduled: ScheduledMessages | None,
+        leases: PromotionLeases | None,
+        tuning: ServiceTuning,
+        owner: str,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._timers = TimerMessages(
+            scheduled, self._sender, horizon_seconds=tuning.timer_horizon_seconds,
+            sender_id=self.home.account_id, telemetry=telemetry, clock=clock,
+        )
+        self._timer_promoter = None if scheduled is None or leases is None else TimerPromoter(
+            scheduled, leases, store, catalog, self._directory, self._cache_fill,
+            owner=owner, lead_seconds=tuning.timer_promotion_lead_seconds,
+            lease_seconds=tuning.timer_promotion_lease_seconds,
+            page_size=tuning.timer_promotion_page_size, telemetry=telemetry, clock=clock,
+        )
+
+    async def _timer_queue_attributes(
+        self, identity: QueueIdentity, names: Sequence[str], timer_names: Sequence[str]
+    ) -> dict[str, str]:
+        others = [name for name in names if name not in TIMER_QUEUE_ATTRIBUTES]
+        found = await self._queues.get_queue_attributes(identity, others) if others else {}
+        queue = await self._directory.get(identity)
+        return {**found, **await self._timers.queue_attributes(queue, timer_names)}
+
+    async def scheduled_summary(self, identity: QueueIdentity) -> ScheduledSummary:
+        """The queue's timer messages waiting in the store: how many, the earliest due time."""
+        return await self._timers.summary(await self._directory.get(identity))
+
+    async def promote_timer_messages(self) -> int:
+        """One promotion round (the housekeeper runs it about once a second)."""
+        if self._timer_promoter is None:
+            return 0
+        return await self._timer_promoter.promote_due()

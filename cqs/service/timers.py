@@ -1,0 +1,131 @@
+"""TimerMessages: sends that ask for a delivery time (issue #19), and what a queue shows of
+the timer messages waiting for theirs.
+
+Owns where a timer message goes on send: due within the cache horizon (by default AWS's
+900 s), the ordinary delayed path (`Sender.deliver`: the store, then the cache's delayed
+set); due later, only the durable `ScheduledMessages`, which `TimerPromoter` moves into the
+ordinary path shortly before the due time. Also the queue attributes
+`cqs.ApproximateNumberOfScheduledMessages` and `cqs.EarliestScheduledDeliveryTimestamp`.
+Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from cqs import validation
+from cqs.errors import CqsError, InvalidParameterValue, UnsupportedOperation
+from cqs.model import (
+    BatchFailure,
+    BatchResult,
+    Message,
+    Queue,
+    ScheduledSummary,
+    SendRequest,
+    SendResult,
+)
+from cqs.ports import ScheduledMessages, Telemetry
+from cqs.service.messages import build_message, send_result
+from cqs.service.sending import MAX_BATCH_PAYLOAD_BYTES, Sender
+from cqs.service.timer_requests import asks_for_timer, requested_due_ms
+
+SCHEDULED_COUNT_ATTRIBUTE = "cqs.ApproximateNumberOfScheduledMessages"
+EARLIEST_DUE_ATTRIBUTE = "cqs.EarliestScheduledDeliveryTimestamp"
+# Read only by name: "All" stays the SQS attributes.
+TIMER_QUEUE_ATTRIBUTES = (SCHEDULED_COUNT_ATTRIBUTE, EARLIEST_DUE_ATTRIBUTE)
+
+
+class TimerMessages:
+    def __init__(
+        self,
+        scheduled: ScheduledMessages | None,
+        sender: Sender,
+        *,
+        horizon_seconds: int,
+        sender_id: str,
+        telemetry: Telemetry,
+        clock: Callable[[], float],
+    ) -> None:
+        self._scheduled = scheduled
+        self._sender = sender
+        self._horizon_ms = horizon_seconds * 1000
+        self._sender_id = sender_id
+        self._telemetry = telemetry
+        self._clock = clock
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    async def send_message(self, queue: Queue, request: SendRequest) -> SendResult:
+        now_ms = self._now_ms()
+        message = self._build(queue, request, now_ms)
+        await self._place(queue, [message], now_ms)
+        return send_result(message)
+
+    async def send_message_batch(
+        self, queue: Queue, entries: Sequence[tuple[str, SendRequest]]
+    ) -> BatchResult[SendResult]:
+        """A batch where some entry asks for a timer; the others are sent as usual."""
+        validation.validate_batch_entries([entry_id for entry_id, _ in entries])
+        total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
+        validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
+        if queue.fifo:
+            raise InvalidParameterValue(
+                "Timer messages (cqs.DeliverAt, cqs.DelaySeconds) are not supported on FIFO"
+                " queues."
+            )
+        now_ms = self._now_ms()
+        built: list[tuple[str, Message]] = []
+        failed: list[BatchFailure] = []
+        for entry_id, request in entries:
+            try:
+                built.append((entry_id, self._build(queue, request, now_ms)))
+            except CqsError as error:
+                failed.append(BatchFailure(entry_id, error))
+        await self._place(queue, [message for _, message in built], now_ms)
+        return BatchResult([(i, send_result(m)) for i, m in built], failed)
+
+    def _build(self, queue: Queue, request: SendRequest, now_ms: int) -> Message:
+        due_ms = requested_due_ms(
+            request, now_ms, retention_seconds=queue.retention_seconds, fifo=queue.fifo
+        )
+        message = build_message(queue, request, now_ms, self._sender_id)
+        return message if due_ms is None else replace(message, visible_at_ms=due_ms)
+
+    async def _place(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
+        """Near ones the ordinary way; far ones only into the durable scheduled store."""
+        near = [m for m in messages if m.visible_at_ms - now_ms <= self._horizon_ms]
+        far = [m for m in messages if m.visible_at_ms - now_ms > self._horizon_ms]
+        if far and self._scheduled is None:
+            raise UnsupportedOperation(
+                "This server keeps no timer messages due beyond"
+                f" {self._horizon_ms // 1000} seconds."
+            )
+        if far and self._scheduled is not None:
+            await self._scheduled.schedule(queue, far)
+            self._telemetry.messages_sent(queue.name, len(far))
+        if near:
+            await self._sender.deliver(queue, near)
+
+    async def purge(self, queue: Queue) -> None:
+        if self._scheduled is not None:
+            await self._scheduled.drop(queue)
+
+    async def summary(self, queue: Queue) -> ScheduledSummary:
+        if self._scheduled is None:
+            return ScheduledSummary(0, None)
+        return await self._scheduled.summary(queue)
+
+    async def queue_attributes(self, queue: Queue, names: Sequence[str]) -> dict[str, str]:
+        """The timer attributes among `names` (the earliest time only when one waits)."""
+        summary = await self.summary(queue)
+        shown = {SCHEDULED_COUNT_ATTRIBUTE: str(summary.count)}
+        if summary.earliest_due_ms is not None:
+            shown[EARLIEST_DUE_ATTRIBUTE] = str(summary.earliest_due_ms // 1000)
+        return {name: shown[name] for name in names if name in shown}
+
+
+def wants_timer(requests: Sequence[SendRequest]) -> bool:
+    """Whether any of these sends names a timer attribute (the service's routing test)."""
+    return any(asks_for_timer(request) for request in requests)
