@@ -81,3 +81,21 @@ async def test_heartbeat_and_reconnection_timings_that_make_no_sense_fail_before
     settings = load_settings(environ=environment(cassandra_settings, **variables))
     with pytest.raises(ValueError, match=message):
         await connect(cassandra_connection(settings))
+
+
+async def test_a_healthy_v1_session_submits_statements_on_the_event_loop_not_through_threads(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    # The driver's v1 pools only wait when a host has no stream to spare; while every pool
+    # has room cqs skips the submit threads (a hand-off per statement). This reads the
+    # driver's pool internals: if a driver upgrade changes them, cqs quietly falls back
+    # to the threads, and this test says so.
+    session = await connect(cassandra_connection(load_settings(environ=environment(
+        cassandra_settings
+    ))))
+    try:
+        assert session.protocol_version == 1
+        await session.ping()
+        assert session._pools_have_room()
+    finally:
+        await session.close()
