@@ -9,6 +9,7 @@ are written (or gets the batch's error). Imports this package and `cqs.coalescin
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Sequence
 
 from cqs.cassandra_store import schema
@@ -41,6 +42,7 @@ class MessageRowWriter:
 
     def __init__(self, session: CassandraSession) -> None:
         self._session = session
+        self._prepared_families: set[str] = set()
         self._inserts: Coalescer[int, RowValues] = Coalescer(self._flush_inserts)
         self._deletes: Coalescer[None, RowValues] = Coalescer(self._flush_deletes)
 
@@ -58,20 +60,37 @@ class MessageRowWriter:
             await self._deletes.submit(None, keys)
 
     async def _flush_inserts(self, ttl: int, rows: list[RowValues]) -> None:
+        await self._prepare_family(_insert(ttl))
         await all_or_first_error(self._batched_writes(_insert(ttl), rows))
 
     async def _flush_deletes(self, _: None, keys: list[RowValues]) -> None:
+        await self._prepare_family(_DELETE)
         await all_or_first_error(self._batched_writes(_DELETE, keys))
+
+    async def _prepare_family(self, statement: str) -> None:
+        """Prepare the statement's batches of every size at its first use, together: a
+        prepare waits for every node, so one first needed while a node is frozen would
+        hold its writes until the node is given up on."""
+        if statement in self._prepared_families:
+            return
+        await asyncio.gather(*(
+            self._session.prepare(_batch_text(statement, size), write=True)
+            for size in range(1, BATCH_ROWS + 1)
+        ))
+        self._prepared_families.add(statement)
 
     def _batched_writes(self, statement: str, rows: Sequence[RowValues]) -> list[Awaitable[None]]:
         writes: list[Awaitable[None]] = []
         for chunk in write_batches(rows):
-            if len(chunk) == 1:
-                writes.append(self._session.write(statement, chunk[0]))
-            else:
-                text = "BEGIN UNLOGGED BATCH " + "; ".join([statement] * len(chunk)) + " APPLY BATCH"
-                writes.append(self._session.write(text, [v for values in chunk for v in values]))
+            text = _batch_text(statement, len(chunk))
+            writes.append(self._session.write(text, [v for values in chunk for v in values]))
         return writes
+
+
+def _batch_text(statement: str, size: int) -> str:
+    if size == 1:
+        return statement
+    return "BEGIN UNLOGGED BATCH " + "; ".join([statement] * size) + " APPLY BATCH"
 
 
 def write_batches(rows: Sequence[RowValues]) -> list[list[list[object]]]:
