@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import platform
 import shlex
@@ -41,142 +40,21 @@ import sys
 import tempfile
 import time
 import uuid
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _common import write_section  # noqa: E402
+from _delete_layouts import Layout, RowDeleteLayout, StoreLayout  # noqa: E402
 
-from cqs.cassandra_store import (  # noqa: E402
-    CassandraConnection,
-    CassandraMessageStore,
-    CassandraSession,
-    connect,
-)
-from cqs.cassandra_store.schema import DEFAULT_BUCKET_SECONDS  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
-from cqs.model import Message, Queue  # noqa: E402
+from cqs.model import Message  # noqa: E402
 
 DOC = ROOT / "docs" / "cassandra-deletes.md"
 BEGIN = "<!-- cassandra_deletes:begin -->"
 END = "<!-- cassandra_deletes:end -->"
-SHARDS = 100
-RETENTION_SECONDS = 345_600
-
-
-class Layout(Protocol):
-    async def put(self, message: Message) -> None: ...
-    async def delete(self, message_id: str) -> None: ...
-    async def body(self, message_id: str) -> str | None: ...
-    async def count(self) -> int: ...
-    async def close(self) -> None: ...
-
-
-class RowDeleteLayout:
-    """A non-compact table and CQL row DELETEs, optionally with time buckets."""
-
-    def __init__(self, session: CassandraSession, bucket_seconds: int | None) -> None:
-        self._session = session
-        self._bucket_seconds = bucket_seconds
-        self._queue_id = str(uuid.uuid4())
-
-    @classmethod
-    async def open(
-        cls, contact_point: str, keyspace: str, bucket_seconds: int | None
-    ) -> RowDeleteLayout:
-        session = await connect(
-            CassandraConnection((contact_point,), keyspace, request_timeout=30.0)
-        )
-        await session.execute(
-            "CREATE TABLE bench_rows (queue_id text, bucket bigint, shard int,"
-            " message_id timeuuid, body text, sent_ms bigint, visible_at_ms bigint,"
-            " PRIMARY KEY ((queue_id, bucket, shard), message_id))"
-        )
-        return cls(session, bucket_seconds)
-
-    def _key(self, message_id: str) -> list[object]:
-        message_uuid = uuid.UUID(message_id)
-        bucket = 0
-        if self._bucket_seconds:
-            ms = (message_uuid.time - 0x01B21DD213814000) // 10_000
-            bucket = ms // (self._bucket_seconds * 1000)
-        return [self._queue_id, bucket, zlib.crc32(message_uuid.bytes) % SHARDS, message_uuid]
-
-    async def put(self, message: Message) -> None:
-        await self._session.write(
-            "INSERT INTO bench_rows (queue_id, bucket, shard, message_id, body, sent_ms,"
-            f" visible_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL {RETENTION_SECONDS}",
-            [*self._key(message.message_id), message.body, message.sent_timestamp_ms,
-             message.visible_at_ms],
-        )
-
-    async def delete(self, message_id: str) -> None:
-        await self._session.write(
-            "DELETE FROM bench_rows WHERE queue_id = ? AND bucket = ? AND shard = ?"
-            " AND message_id = ?",
-            self._key(message_id),
-        )
-
-    async def body(self, message_id: str) -> str | None:
-        found = await self._session.read(
-            "SELECT body FROM bench_rows WHERE queue_id = ? AND bucket = ? AND shard = ?"
-            " AND message_id = ?",
-            self._key(message_id),
-        )
-        return str(found[0].body) if found else None
-
-    async def count(self) -> int:
-        found = await self._session.read("SELECT count(*) FROM bench_rows LIMIT 100000000", [])
-        return int(found[0].count) if found else 0
-
-    async def close(self) -> None:
-        await self._session.close()
-
-
-class StoreLayout:
-    """The real adapter, on the message tables `message_tables` asks for (None: default)."""
-
-    def __init__(self, store: CassandraMessageStore, message_tables: str) -> None:
-        self._store = store
-        self.message_tables = message_tables  # what the keyspace's tables are
-        self._queue = Queue(
-            name="bench",
-            queue_id=str(uuid.uuid4()),
-            attributes={"MessageRetentionPeriod": str(RETENTION_SECONDS)},
-        )
-
-    @classmethod
-    async def open(
-        cls, contact_point: str, keyspace: str, message_tables: str | None
-    ) -> StoreLayout:
-        connection = CassandraConnection((contact_point,), keyspace, request_timeout=30)
-        if message_tables is not None:
-            connection = dataclasses.replace(connection, message_tables=message_tables)
-        session = await connect(connection)
-        store = await CassandraMessageStore.on_session(
-            session, bucket_seconds=DEFAULT_BUCKET_SECONDS, owns_session=True
-        )
-        return cls(store, session.message_tables)
-
-    async def put(self, message: Message) -> None:
-        await self._store.put(self._queue, [message])
-
-    async def delete(self, message_id: str) -> None:
-        await self._store.delete(self._queue, message_id)
-
-    async def body(self, message_id: str) -> str | None:
-        found = await self._store.get(self._queue, message_id)
-        return found.body if found else None
-
-    async def count(self) -> int:
-        return await self._store.count(self._queue)
-
-    async def close(self) -> None:
-        await self._store.close()
 
 
 @dataclass
