@@ -9,8 +9,10 @@
 4. Triggers the big queue's fill with one ReceiveMessage on it, then watches
    `cqs:{<queue>}:state` (`filling:<owner>` -> `ready`) and the size of its payload hash,
    while the probe keeps going and a second probe receives from the big queue now and then.
-5. Reports fill time and rate, Redis memory, probe latencies and errors during the fill,
-   and the server's fill log lines.
+5. Reports fill time and rate, lost messages (written, not cached after the fill) and
+   duplicates before their timeout (handed out during the fill, visible again after it),
+   Redis memory, probe latencies and errors during the fill, and the server's fill log
+   lines.
 
 Starts an embedded redis-server and Cassandra unless `--redis-url` / `--cassandra-host`
 are given (the keyspace is always a fresh one).
@@ -298,6 +300,10 @@ def markdown(
         f"served from Cassandra) | {big.received:,} |",
         f"| ... of which in flight in Redis after the fill (the rest are visible again: "
         f"duplicates before their timeout) | {in_flight_after:,} |",
+        f"| **lost** (written to Cassandra, not in the cache after the fill) | "
+        f"**{max(0, n - fill.cached):,}** |",
+        f"| **duplicates before the visibility timeout** (handed out during the fill, "
+        f"visible again after it) | **{max(0, big.received - in_flight_after):,}** |",
         "",
         f"Cached messages over time (seconds after the trigger): {progress}.",
         "",

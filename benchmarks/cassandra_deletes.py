@@ -3,7 +3,10 @@
 Each layout gets the same load: `--workers` concurrent loops, each writing one message and
 then deleting it, until `--messages` messages went through (or `--max-seconds` passed).
 Per interval of `--interval` messages it reports throughput, delete latency and, when it
-started the node itself, the Cassandra JVM's CPU time per message.
+started the node itself, the Cassandra JVM's CPU time per message. After each layout's
+load (not timed) it checks the layout kept its promises: no row of the messages it deleted
+is still readable (it would be delivered again, a duplicate), and `--check-messages` more
+messages written with unique bodies all read back (none lost); it exits 1 if not.
 
 Layouts:
   naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import os
 import platform
 import shlex
@@ -38,121 +40,21 @@ import sys
 import tempfile
 import time
 import uuid
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _common import write_section  # noqa: E402
+from _delete_layouts import Layout, RowDeleteLayout, StoreLayout  # noqa: E402
 
-from cqs.cassandra_store import (  # noqa: E402
-    CassandraConnection,
-    CassandraMessageStore,
-    CassandraSession,
-    connect,
-)
-from cqs.cassandra_store.schema import DEFAULT_BUCKET_SECONDS  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
-from cqs.model import Message, Queue  # noqa: E402
+from cqs.model import Message  # noqa: E402
 
 DOC = ROOT / "docs" / "cassandra-deletes.md"
 BEGIN = "<!-- cassandra_deletes:begin -->"
 END = "<!-- cassandra_deletes:end -->"
-SHARDS = 100
-RETENTION_SECONDS = 345_600
-
-
-class Layout(Protocol):
-    async def put(self, message: Message) -> None: ...
-    async def delete(self, message_id: str) -> None: ...
-    async def close(self) -> None: ...
-
-
-class RowDeleteLayout:
-    """A non-compact table and CQL row DELETEs, optionally with time buckets."""
-
-    def __init__(self, session: CassandraSession, bucket_seconds: int | None) -> None:
-        self._session = session
-        self._bucket_seconds = bucket_seconds
-        self._queue_id = str(uuid.uuid4())
-
-    @classmethod
-    async def open(
-        cls, contact_point: str, keyspace: str, bucket_seconds: int | None
-    ) -> RowDeleteLayout:
-        session = await connect(
-            CassandraConnection((contact_point,), keyspace, request_timeout=30.0)
-        )
-        await session.execute(
-            "CREATE TABLE bench_rows (queue_id text, bucket bigint, shard int,"
-            " message_id timeuuid, body text, sent_ms bigint, visible_at_ms bigint,"
-            " PRIMARY KEY ((queue_id, bucket, shard), message_id))"
-        )
-        return cls(session, bucket_seconds)
-
-    def _key(self, message_id: str) -> list[object]:
-        message_uuid = uuid.UUID(message_id)
-        bucket = 0
-        if self._bucket_seconds:
-            ms = (message_uuid.time - 0x01B21DD213814000) // 10_000
-            bucket = ms // (self._bucket_seconds * 1000)
-        return [self._queue_id, bucket, zlib.crc32(message_uuid.bytes) % SHARDS, message_uuid]
-
-    async def put(self, message: Message) -> None:
-        await self._session.write(
-            "INSERT INTO bench_rows (queue_id, bucket, shard, message_id, body, sent_ms,"
-            f" visible_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?) USING TTL {RETENTION_SECONDS}",
-            [*self._key(message.message_id), message.body, message.sent_timestamp_ms,
-             message.visible_at_ms],
-        )
-
-    async def delete(self, message_id: str) -> None:
-        await self._session.write(
-            "DELETE FROM bench_rows WHERE queue_id = ? AND bucket = ? AND shard = ?"
-            " AND message_id = ?",
-            self._key(message_id),
-        )
-
-    async def close(self) -> None:
-        await self._session.close()
-
-
-class StoreLayout:
-    """The real adapter, on the message tables `message_tables` asks for (None: default)."""
-
-    def __init__(self, store: CassandraMessageStore, message_tables: str) -> None:
-        self._store = store
-        self.message_tables = message_tables  # what the keyspace's tables are
-        self._queue = Queue(
-            name="bench",
-            queue_id=str(uuid.uuid4()),
-            attributes={"MessageRetentionPeriod": str(RETENTION_SECONDS)},
-        )
-
-    @classmethod
-    async def open(
-        cls, contact_point: str, keyspace: str, message_tables: str | None
-    ) -> StoreLayout:
-        connection = CassandraConnection((contact_point,), keyspace, request_timeout=30)
-        if message_tables is not None:
-            connection = dataclasses.replace(connection, message_tables=message_tables)
-        session = await connect(connection)
-        store = await CassandraMessageStore.on_session(
-            session, bucket_seconds=DEFAULT_BUCKET_SECONDS, owns_session=True
-        )
-        return cls(store, session.message_tables)
-
-    async def put(self, message: Message) -> None:
-        await self._store.put(self._queue, [message])
-
-    async def delete(self, message_id: str) -> None:
-        await self._store.delete(self._queue, message_id)
-
-    async def close(self) -> None:
-        await self._store.close()
 
 
 @dataclass
@@ -168,12 +70,28 @@ class Interval:
         return (self.last - self.first + 1) / self.seconds if self.seconds else 0.0
 
 
+@dataclass(frozen=True)
+class Check:
+    """After the timed load (not timed): what the layout kept and what it lost."""
+
+    deleted: int  # messages the timed load wrote and deleted
+    left_after_delete: int  # rows still readable after every delete was answered
+    written: int  # messages written for the read-back check
+    read_back: int  # of those, read back with the body they were written with
+    lost: int  # written, acknowledged, and not read back (or another body)
+
+    @property
+    def clean(self) -> bool:
+        return self.lost == 0 and self.left_after_delete == 0
+
+
 @dataclass
 class Run:
     layout: str
     intervals: list[Interval] = field(default_factory=list)
     stopped_early: bool = False
     resolved: str | None = None  # the message tables `default` resolved to
+    check: Check | None = None
 
     @property
     def label(self) -> str:
@@ -221,15 +139,7 @@ async def drive(layout: Layout, name: str, args: argparse.Namespace, pid: int | 
         nonlocal done, claimed
         while claimed < args.messages and time.monotonic() - started < args.max_seconds:
             claimed += 1
-            sent_ms = int(time.time() * 1000)
-            message = Message(
-                message_id=str(uuid.uuid1()),
-                body=body,
-                md5_of_body="0" * 32,
-                sent_timestamp_ms=sent_ms,
-                visible_at_ms=sent_ms,
-                sender_id="bench",
-            )
+            message = new_message(body)
             await layout.put(message)
             began = time.perf_counter()
             await layout.delete(message.message_id)
@@ -245,6 +155,36 @@ async def drive(layout: Layout, name: str, args: argparse.Namespace, pid: int | 
         await close_interval()
     run.stopped_early = done < args.messages
     return run
+
+
+def new_message(body: str) -> Message:
+    sent_ms = int(time.time() * 1000)
+    return Message(message_id=str(uuid.uuid1()), body=body, md5_of_body="0" * 32,
+                   sent_timestamp_ms=sent_ms, visible_at_ms=sent_ms, sender_id="bench")
+
+
+async def check(layout: Layout, deleted: int, args: argparse.Namespace) -> Check:
+    """Count what the timed load left (every message it wrote was deleted, so a row still
+    there would be delivered again), then write `--check-messages` messages with unique
+    bodies, read every one back (a missing one is lost) and delete them again."""
+    left = await layout.count()
+    messages = [new_message(f"check-{n}-" + "x" * args.body_bytes)
+                for n in range(args.check_messages)]
+    limit = asyncio.Semaphore(args.workers)
+
+    async def put(message: Message) -> None:
+        async with limit:
+            await layout.put(message)
+
+    async def read_back(message: Message) -> bool:
+        async with limit:
+            return await layout.body(message.message_id) == message.body
+
+    await asyncio.gather(*(put(message) for message in messages))
+    found = sum(await asyncio.gather(*(read_back(message) for message in messages)))
+    for message in messages:
+        await layout.delete(message.message_id)
+    return Check(deleted, left, len(messages), found, len(messages) - found)
 
 
 def percentile(values: list[float], pct: int) -> float:
@@ -288,6 +228,8 @@ async def run_layout(name: str, args: argparse.Namespace) -> Run:
             raise ValueError(f"unknown layout {name!r}")
         try:
             run = await drive(layout, name, args, node.pid if node else None)
+            run.check = await check(layout, sum(i.last - i.first + 1 for i in run.intervals),
+                                    args)
         finally:
             await layout.close()
         if name == "default":
@@ -346,6 +288,22 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
                 f"{interval.throughput:.0f} | {percentile(interval.delete_ms, 50):.2f} | "
                 f"{percentile(interval.delete_ms, 99):.2f} | {format_cpu(interval)} |"
             )
+    lines += [
+        "",
+        "Checked after each layout's timed load (not timed): rows still readable after the "
+        "load deleted every message it wrote (each would be delivered again: a duplicate), "
+        "then messages written with unique bodies and read back one by one (lost: "
+        "acknowledged, not read back with its body), then deleted.",
+        "",
+        "| layout | messages written and deleted | **left after delete** | checked: written / "
+        "read back | **lost** |",
+        "|---|---|---|---|---|",
+    ]
+    for run in runs:
+        if run.check is not None:
+            c = run.check
+            lines.append(f"| {run.label} | {c.deleted} | **{c.left_after_delete}** | "
+                         f"{c.written} / {c.read_back} | **{c.lost}** |")
     stopped = [run.label for run in runs if run.stopped_early]
     if stopped:
         lines += ["", f"Stopped by the time limit before all messages: {', '.join(stopped)}."]
@@ -355,7 +313,7 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
 
 
 
-async def main() -> None:
+async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contact-point", help="host:port of a running node (default: embedded)")
     parser.add_argument("--layouts", default="naive,buckets,compact,regular,default")
@@ -364,6 +322,8 @@ async def main() -> None:
     parser.add_argument("--interval", type=int, default=6_000)
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--body-bytes", type=int, default=1024)
+    parser.add_argument("--check-messages", type=int, default=2000,
+                        help="written and read back after each layout's load")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     command = "python " + " ".join(shlex.quote(part) for part in sys.argv)
@@ -372,7 +332,11 @@ async def main() -> None:
     print(section)
     if args.write_docs:
         write_section(DOC, BEGIN, END, section, "Cassandra deletes")
+    failed = [run.label for run in runs if run.check is None or not run.check.clean]
+    if failed:
+        print(f"NOT CLEAN (lost or left after delete): {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(asyncio.run(main()))

@@ -45,6 +45,7 @@ from redis.asyncio import Redis  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, Message, QueueIdentity, QueueNamespace  # noqa: E402
 from cqs.redis_cache.cache import RedisMessageCache  # noqa: E402
+from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 
 HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)
 
@@ -95,15 +96,39 @@ async def fill(cache: RedisMessageCache, queue: QueueIdentity, far: int, reservo
     assert await cache.finish_fill(queue, owner)
 
 
-async def make_due(cache: RedisMessageCache, queues: list[QueueIdentity], due: int) -> None:
-    """Hide `due` reservoir messages (spread over `queues`) with a deadline already past."""
+async def make_due(
+    cache: RedisMessageCache, queues: list[QueueIdentity], due: int
+) -> dict[QueueIdentity, list[str]]:
+    """Hide `due` reservoir messages (spread over `queues`) with a deadline already past;
+    returns their ids by queue."""
     past = int(time.time() * 1000) - 10_000
     share, extra = divmod(due, len(queues))
+    made: dict[QueueIdentity, list[str]] = {}
     for index, queue in enumerate(queues):
         count = share + (1 if index < extra else 0)
         if count:
             got = await cache.receive(queue, count, 1, past, RETENTION_MS, nonces(count))
             assert got is not None and len(got.deliveries) == count, "reservoir ran dry"
+            made[queue] = [delivery.message.message_id for delivery in got.deliveries]
+    return made
+
+
+async def sweep_outcome(
+    admin: Redis, queues: list[QueueIdentity], due_ids: dict[QueueIdentity, list[str]],
+    far: int,
+) -> tuple[int, int]:
+    """After a sweep: (due messages still in flight: not returned, each checked by id;
+    far messages no longer in flight: returned before their deadline, i.e. would be
+    delivered again early)."""
+    not_returned = in_flight = 0
+    for queue in queues:
+        keys = QueueKeys(queue)
+        in_flight += int(await admin.zcard(keys.inflight))
+        ids = due_ids.get(queue, [])
+        if ids:
+            scores = await admin.zmscore(keys.inflight, ids)
+            not_returned += sum(1 for score in scores if score is not None)
+    return not_returned, far - (in_flight - not_returned)
 
 
 def script_usec(stats: dict[str, Any]) -> float:
@@ -128,6 +153,8 @@ class Row:
     wall_ms: list[float]
     calls: int
     script_usec: list[float]
+    not_returned: int = 0  # over all sweeps: due messages the sweep left in flight
+    returned_early: int = 0  # over all sweeps: far messages the sweep made visible
 
     def line(self) -> str:
         median_ms = statistics.median(self.wall_ms)
@@ -136,7 +163,8 @@ class Row:
         return (
             f"| {self.layout} | {self.queues} | {self.far:,} | {self.due:,} | "
             f"{median_ms:.2f} | {min(self.wall_ms):.2f} | {max(self.wall_ms):.2f} | "
-            f"{self.calls} | {usec:,.0f} | {per_due} |"
+            f"{self.calls} | {usec:,.0f} | {per_due} | **{self.not_returned}** | "
+            f"**{self.returned_early}** |"
         )
 
 
@@ -163,9 +191,9 @@ async def measure_layout(
         for due in dues:
             wall: list[float] = []
             script: list[float] = []
-            calls_seen = 0
+            calls_seen = not_returned = returned_early = 0
             for _ in range(args.runs):
-                await make_due(cache, queues, due)
+                due_ids = await make_due(cache, queues, due)
                 await admin.config_resetstat()
                 now = int(time.time() * 1000)
                 began = time.perf_counter()
@@ -185,7 +213,11 @@ async def measure_layout(
                 assert len(released & set(queues)) == expected, (
                     f"expected {expected} queues released, got {len(released & set(queues))}"
                 )
-            row = Row(layout, queue_count, far, due, wall, calls_seen, script)
+                left, early = await sweep_outcome(admin, queues, due_ids, far)
+                not_returned += left
+                returned_early += early
+            row = Row(layout, queue_count, far, due, wall, calls_seen, script, not_returned,
+                      returned_early)
             print(row.line(), flush=True)
             rows.append(row)
     finally:
@@ -222,10 +254,15 @@ def markdown(rows: list[Row], args: argparse.Namespace, command: str, redis_vers
         "each sweep): the time Redis spent inside the sweep's Lua scripts (the sweep lease "
         "on every call, one release script per due queue). The one ZRANGEBYSCORE on "
         "`cqs:due` per call is not in it.",
+        "- *due not returned*: due messages (checked by id) still in flight after a sweep "
+        "(they would come back only at the next sweep); *far returned early*: far messages "
+        "no longer in flight after it (they would be delivered again before their "
+        "visibility timeout); both summed over the row's sweeps.",
         "",
         "| layout | queues | far hidden | due | wall ms (median) | min | max | "
-        "release_due calls | Redis µs (scripts) | Redis µs per due msg |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "release_due calls | Redis µs (scripts) | Redis µs per due msg | **due not "
+        "returned** | **far returned early** |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *[row.line() for row in rows],
         "",
         END,

@@ -20,8 +20,10 @@ successful write job means every row's send was acknowledged): each row the stre
 the memory sink is a delivery, asked for when the stream started and answered when it
 ended, with the stream's `visibilityTimeout`. So a repeat within a stream shorter than that
 timeout is an early duplicate; in a longer stream the ledger cannot tell early from expected
-and counts it expected (the notes say so). The peek's deliveries are released on purpose
-and not counted. A row whose queue lost a message or delivered one unexpectedly is marked
+and counts it expected (the notes say so). The peek's deliveries are released on purpose,
+so they are checked on their own (`PeekCheck`): no body twice in one peek, none the writer
+did not write, and every message visible again after the release. A row whose queue lost
+a message or delivered one unexpectedly is marked
 "not a result" in the table and the script exits 1.
 
 A small unrecorded round runs first (Python workers, imports). Wall time includes Spark's
@@ -64,6 +66,32 @@ END = "<!-- spark_throughput:end -->"
 STREAM_VISIBILITY_SECONDS = 120  # the source's default, asked for explicitly
 
 
+@dataclass(frozen=True)
+class PeekCheck:
+    """A peek receives and releases: every body it returned must be one the writer wrote,
+    none twice (all of a peek's messages stay hidden until it releases them, so a repeat
+    is a delivery before the visibility timeout), and afterwards the queue must show every
+    message visible again (one not back is lost)."""
+
+    in_queue: int  # messages in the queue before the peek
+    rows: int
+    distinct: int
+    foreign: int  # bodies the writer did not write
+    visible_after: int  # ApproximateNumberOfMessages once the release is done
+
+    @property
+    def lost(self) -> int:
+        return max(0, self.in_queue - self.visible_after)
+
+    @property
+    def twice(self) -> int:
+        return self.rows - self.distinct
+
+    @property
+    def clean(self) -> bool:
+        return not (self.lost or self.twice or self.foreign)
+
+
 @dataclass
 class Row:
     scenario: str
@@ -72,6 +100,7 @@ class Row:
     seconds: float
     note: str = ""
     verdict: Verdict | None = None  # the queue's (None: not checked, e.g. the peek)
+    peek: PeekCheck | None = None
 
     def line(self) -> str:
         rate = self.messages / self.seconds if self.seconds else 0.0
@@ -79,7 +108,13 @@ class Row:
         rate_cell = f"{rate:,.0f}"
         if self.verdict is not None and not self.verdict.clean:
             rate_cell = f"~~{rate_cell}~~ **not a result: {problems(self.verdict)}**"
-        if self.verdict is None:
+        if self.peek is not None and not self.peek.clean:
+            rate_cell = (f"~~{rate_cell}~~ **not a result: {self.peek.lost} lost, "
+                         f"{self.peek.twice} twice, {self.peek.foreign} foreign**")
+        if self.peek is not None:
+            p = self.peek
+            checked = f"{p.in_queue} | {p.distinct} | **{p.lost}** | — | **{p.twice}** | —"
+        elif self.verdict is None:
             checked = " | ".join(["not checked"] * 6)
         else:
             v = self.verdict
@@ -158,12 +193,17 @@ def measure_receivers(
     seconds, peeked = timed(lambda: (
         spark.read.format("cqs").options(**options).option("queueName", name)
         .option("maxMessages", str(peek)).option("parallelReceivers", str(receivers))
-        .load().count()
+        .load().select("body").collect()
     ))
-    rows.append(Row("peek: spark.read (receive + release)", receivers, peeked, seconds))
     deadline = time.monotonic() + 30
     while counts(sqs, url) != (args.messages, 0) and time.monotonic() < deadline:
         time.sleep(0.5)
+    bodies = [row["body"] for row in peeked]
+    written = {body_of(row_id) for row_id in range(args.messages)}
+    check = PeekCheck(args.messages, len(bodies), len(set(bodies)),
+                      sum(1 for body in bodies if body not in written), counts(sqs, url)[0])
+    rows.append(Row("peek: spark.read (receive + release)", receivers, len(bodies), seconds,
+                    "rows collected to the driver", peek=check))
 
     sink = f"drained_{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="cqs-spark-bench-") as checkpoint:
@@ -262,7 +302,8 @@ def main() -> int:
         f"--batch {args.batch}", f"--receivers {' '.join(map(str, args.receivers))}",
         f"--partitions {args.partitions}", f"--send-parallelism {args.send_parallelism}",
     ])
-    failed = [row for row in rows if row.verdict is not None and not row.verdict.clean]
+    failed = [row for row in rows if (row.verdict is not None and not row.verdict.clean)
+              or (row.peek is not None and not row.peek.clean)]
     text = "\n".join([
         f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; one `cqs serve` process, "
         f"embedded Redis and Cassandra, and a `{args.master}` SparkSession (driver, executors "
@@ -276,7 +317,9 @@ def main() -> int:
         "",
         "Checked by body (each unique): sent = rows of a successful write job, received = "
         "distinct bodies the stream delivered; a writer row and the stream row after it "
-        "share one queue's counts. The peek releases what it receives, so it is not counted.",
+        "share one queue's counts. The peek releases what it receives: its sent is the "
+        "messages in the queue, received the distinct bodies it returned, lost the messages "
+        "not visible again after its release, early duplicates the bodies it returned twice.",
         *([
             "",
             "**Not a result** (messages lost or delivered unexpectedly): " + "; ".join(
