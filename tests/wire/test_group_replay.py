@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from cqs.extension_client import ExtensionClient, ExtensionError
-from tests.wire.conftest import REGION, error_code
+from tests.wire.conftest import REGION, error_code, unique_name
 
 RETENTION = "cqs.ConsumedRetentionSeconds"
 EU_ONLY = '{"region": [{"prefix": "eu-"}]}'
@@ -242,3 +242,16 @@ def test_a_consumer_group_that_is_not_one_is_refused_clearly(
         with pytest.raises(ExtensionError) as refused:
             cqs.call(action, {**body, "QueueUrl": grouped, "ConsumerGroup": "real"})
         assert (refused.value.status, refused.value.code) == (400, "InvalidParameterValue")
+
+
+def test_a_fifo_queue_has_no_groups_to_peek_or_replay(sqs: Any, cqs: ExtensionClient) -> None:
+    fifo = sqs.create_queue(QueueName=unique_name() + ".fifo", Attributes={
+        "FifoQueue": "true", RETENTION: "60"})["QueueUrl"]
+    try:
+        now = time.time()
+        with pytest.raises(ExtensionError) as refused:
+            cqs.replay_messages(fifo, now - 60, now, consumer_group="g")
+        assert (refused.value.status, refused.value.code) == (400, "InvalidParameterValue")
+        assert "standard queues only" in refused.value.message
+    finally:
+        sqs.delete_queue(QueueUrl=fifo)
