@@ -98,10 +98,12 @@ class ExtensionClient:
         next_token: str | None = None,
         attribute_names: tuple[str, ...] = ("All",),
         message_attribute_names: tuple[str, ...] = ("All",),
+        consumer_group: str | None = None,
     ) -> dict[str, Any]:
         """One page of visible messages, looked at without being received: `Messages` as
         boto3's receive_message gives them (binary attribute values as bytes), but without
-        receipt handles, and `NextToken` while more may follow."""
+        receipt handles, and `NextToken` while more may follow. `consumer_group`: look
+        into that group of the queue (as its own URL does)."""
         body: dict[str, Any] = {
             "QueueUrl": queue_url,
             "MaxNumberOfMessages": max_number_of_messages,
@@ -110,14 +112,18 @@ class ExtensionClient:
         }
         if next_token:
             body["NextToken"] = next_token
-        return _with_binary_values(self.call("PeekMessages", body))
+        return _with_binary_values(self.call("PeekMessages", _in_group(body, consumer_group)))
 
-    def iter_peek(self, queue_url: str, page_size: int = 100) -> Iterator[dict[str, Any]]:
+    def iter_peek(
+        self, queue_url: str, page_size: int = 100, consumer_group: str | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Every visible message of the queue, page after page (each message once, in the
         order the store holds them; messages sent meanwhile may or may not appear)."""
         token: str | None = None
         while True:
-            page = self.peek_messages(queue_url, page_size, token)
+            page = self.peek_messages(
+                queue_url, page_size, token, consumer_group=consumer_group
+            )
             yield from page.get("Messages", [])
             token = page.get("NextToken")
             if not token:
@@ -130,8 +136,10 @@ class ExtensionClient:
         end_time: float,
         max_number_of_messages: int = 100,
         next_token: str | None = None,
+        consumer_group: str | None = None,
     ) -> dict[str, Any]:
-        """One page of the messages consumed in [start_time, end_time) (epoch seconds)."""
+        """One page of the messages consumed in [start_time, end_time) (epoch seconds);
+        `consumer_group`: those that group's consumers consumed."""
         body: dict[str, Any] = {
             "QueueUrl": queue_url, "StartTime": start_time, "EndTime": end_time,
             "MaxNumberOfMessages": max_number_of_messages,
@@ -139,12 +147,24 @@ class ExtensionClient:
         }
         if next_token:
             body["NextToken"] = next_token
-        return _with_binary_values(self.call("PeekConsumedMessages", body))
+        return _with_binary_values(
+            self.call("PeekConsumedMessages", _in_group(body, consumer_group))
+        )
 
-    def replay_messages(self, queue_url: str, start_time: float, end_time: float) -> int:
+    def replay_messages(
+        self,
+        queue_url: str,
+        start_time: float,
+        end_time: float,
+        consumer_group: str | None = None,
+    ) -> int:
         """Send the messages consumed in [start_time, end_time) to the queue again, calling
-        as often as the server asks (NextToken); returns how many were sent."""
-        body: dict[str, Any] = {"QueueUrl": queue_url, "StartTime": start_time, "EndTime": end_time}
+        as often as the server asks (NextToken); returns how many were sent.
+        `consumer_group`: what that group consumed, into that group only."""
+        body = _in_group(
+            {"QueueUrl": queue_url, "StartTime": start_time, "EndTime": end_time},
+            consumer_group,
+        )
         replayed = 0
         while True:
             answer = self.call("ReplayMessages", body)
@@ -152,6 +172,12 @@ class ExtensionClient:
             if not answer.get("NextToken"):
                 return replayed
             body["NextToken"] = answer["NextToken"]
+
+
+def _in_group(body: dict[str, Any], consumer_group: str | None) -> dict[str, Any]:
+    if consumer_group is not None:
+        body["ConsumerGroup"] = consumer_group
+    return body
 
 
 def _with_binary_values(answer: dict[str, Any]) -> dict[str, Any]:

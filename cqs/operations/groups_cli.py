@@ -42,6 +42,10 @@ def add_parser(commands: Any) -> None:
     create.add_argument("--visibility-timeout", help="seconds (default: the queue's)")
     create.add_argument("--redrive-policy", help="RedrivePolicy JSON: the group's own DLQ")
     create.add_argument("--start-at", help='"now" (default), epoch seconds or an ISO 8601 time')
+    create.add_argument(
+        "--consumed-retention-seconds",
+        help="keep what the group consumes this long, for replay (default: the queue's)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         attributes = {
             "FilterPolicy": args.filter_policy, "VisibilityTimeout": args.visibility_timeout,
             "RedrivePolicy": args.redrive_policy, "StartAt": args.start_at,
+            "cqs.ConsumedRetentionSeconds": args.consumed_retention_seconds,
         }
         body["Attributes"] = {k: v for k, v in attributes.items() if v is not None}
     action = {

@@ -8,6 +8,10 @@ copies of a range to the queue again as new messages (new ids; same body, messag
 attributes, AWSTraceHeader, and on FIFO queues the same group with the original message id
 as deduplication id, so a repeated replay within five minutes adds nothing).
 
+Each consumer keeps and replays its own: a consumer group is served as a queue, so its
+deletes keep copies under the group (by the group's own attribute), and its replay sends
+into the group; a queue's replay reaches the queue's consumers only, never its groups.
+
 A copy is best effort where the store is away: a delete that the cache takes while
 Cassandra cannot be written keeps no copy (the delete itself is deferred as ever).
 Imports model, errors and ports and sibling mechanisms; never an adapter.
@@ -130,7 +134,7 @@ class ConsumedMessages:
                 batch = page[start : start + _SEND_BATCH]
                 result = await self._sender.send_message_batch(queue, [
                     (str(n), _replayed(queue, copy.message)) for n, copy in enumerate(batch)
-                ])
+                ], to_groups=False)
                 if result.failed:  # the copy broke a rule of the queue as it is now
                     raise result.failed[0].error
                 sent += len(result.successful)

@@ -46,9 +46,11 @@ START_AT = "StartAt"
 FILTER_POLICY_ATTRIBUTE = "cqs.FilterPolicy"
 GROUP_OF_ATTRIBUTE = "cqs.GroupOf"  # the queue_id of the queue incarnation it belongs to
 # The queue attributes a group has of its own (the rest follow the queue's at creation).
-GROUP_QUEUE_ATTRIBUTES = frozenset(
-    {"VisibilityTimeout", "RedrivePolicy", "ReceiveMessageWaitTimeSeconds"}
-)
+GROUP_QUEUE_ATTRIBUTES = frozenset({
+    "VisibilityTimeout", "RedrivePolicy", "ReceiveMessageWaitTimeSeconds",
+    # How long the group keeps what its consumers consume (its replay window).
+    "cqs.ConsumedRetentionSeconds",
+})
 # Attributes a group never takes from its queue: its own dead letters and access policy.
 _NOT_INHERITED = frozenset({"RedrivePolicy", "RedriveAllowPolicy", "Policy"})
 _BACKFILL_PAGE = 500
@@ -139,11 +141,16 @@ class ConsumerGroups:
         return [_described(group.queue) for group in await self._read(queue)]
 
     async def delete(self, identity: QueueIdentity, group_name: str) -> None:
-        await self._parent(identity)
-        group_names.validate_group_name(group_name)
-        group = identity.namespace.queue(group_names.group_queue_name(identity.name, group_name))
+        group = await self.group_queue(identity, group_name)
         await self._queues.delete_queue(group)  # QueueDoesNotExist when there is none
         self._forget(identity)
+
+    async def group_queue(self, identity: QueueIdentity, group_name: str) -> QueueIdentity:
+        """The queue the group `group_name` of the queue `identity` is served as (whether
+        the group exists is for whoever reads that queue to find)."""
+        await self._parent(identity)
+        group_names.validate_group_name(group_name)
+        return identity.namespace.queue(group_names.group_queue_name(identity.name, group_name))
 
     async def queue_deleted(self, identity: QueueIdentity) -> None:
         """DeleteQueue took `identity`: a queue's groups go with it; a group (deleted through

@@ -50,8 +50,10 @@ class Sender:
         return send_result(message)
 
     async def send_message_batch(
-        self, queue: Queue, entries: Sequence[tuple[str, SendRequest]]
+        self, queue: Queue, entries: Sequence[tuple[str, SendRequest]], *, to_groups: bool = True
     ) -> BatchResult[SendResult]:
+        """`to_groups=False`: no copies to the queue's consumer groups (a replay re-delivers
+        to the consumers that consumed, each group replaying its own)."""
         validation.validate_batch_entries([entry_id for entry_id, _ in entries])
         total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
         validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
@@ -72,8 +74,10 @@ class Sender:
         if built and queue.fifo:
             results = await self._fifo.send(queue, [m for _, m in built])
             return BatchResult([(i, r) for (i, _), r in zip(built, results, strict=True)], failed)
-        if built:
+        if built and to_groups:
             await self._deliver_sent(queue, [m for _, m in built])
+        elif built:
+            await self.deliver(queue, [m for _, m in built])
         return BatchResult([(i, send_result(m)) for i, m in built], failed)
 
     async def deliver(self, queue: Queue, messages: Sequence[Message]) -> None:

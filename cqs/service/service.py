@@ -348,6 +348,10 @@ class QueueService:
     async def delete_consumer_group(self, identity: QueueIdentity, group_name: str) -> None:
         await self._consumer_groups.delete(identity, group_name)
 
+    async def consumer_group_queue(self, identity: QueueIdentity, group_name: str) -> QueueIdentity:
+        """The queue a group of `identity` is served as: peek and replay into one group."""
+        return await self._consumer_groups.group_queue(identity, group_name)
+
     # --- timer messages (#19) ----------------------------------------------------------------
     def _init_timers(
         self,

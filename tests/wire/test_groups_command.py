@@ -37,14 +37,16 @@ def test_the_groups_command_creates_lists_and_deletes(sqs: Any, queue: str) -> N
     """JSON only: the command speaks the JSON extension actions; boto3 consumes."""
     policy = json.dumps({"kind": ["order"]})
     created = cqs_groups("create", "--queue-url", queue, "--name", "orders",
-                         "--filter-policy", policy, "--visibility-timeout", "7")
+                         "--filter-policy", policy, "--visibility-timeout", "7",
+                         "--consumed-retention-seconds", "3600")
     assert created.returncode == 0, created.stderr
     assert json.loads(created.stdout)["QueueUrl"] == f"{queue}/orders"
     listed = cqs_groups("list", "--queue-url", queue)
     assert listed.returncode == 0, listed.stderr
     [group] = json.loads(listed.stdout)["ConsumerGroups"]
     assert (group["GroupName"], group["Attributes"]["FilterPolicy"],
-            group["Attributes"]["VisibilityTimeout"]) == ("orders", policy, "7")
+            group["Attributes"]["VisibilityTimeout"],
+            group["Attributes"]["cqs.ConsumedRetentionSeconds"]) == ("orders", policy, "7", "3600")
     for kind in ("test", "order"):
         sqs.send_message(QueueUrl=queue, MessageBody=kind, MessageAttributes={
             "kind": {"DataType": "String", "StringValue": kind}})

@@ -8,6 +8,9 @@
 - `ReplayMessages`: sends those messages to the queue again (new message ids); answers
   how many, and a `NextToken` when one call did not finish the range.
 
+Each also takes `ConsumerGroup`: the action then applies to that group of the queue, as it
+does on the group's own URL (a group keeps and replays what its own consumers consumed).
+
 Owns these requests' JSON readers and answers. Imports the service, model values and the
 other `sqs_api` modules: never aiohttp, Redis or Cassandra.
 """
@@ -21,7 +24,13 @@ from typing import Self
 
 from cqs import checksums
 from cqs.errors import InvalidParameterValue
-from cqs.model import ConsumedRange, Message, MessageAttributeValue, PeekRequest
+from cqs.model import (
+    ConsumedRange,
+    Message,
+    MessageAttributeValue,
+    PeekRequest,
+    QueueIdentity,
+)
 from cqs.ports.inspection import PeekedMessage
 from cqs.service import QueueService
 from cqs.service.peeking import peeked_attributes
@@ -137,17 +146,26 @@ def _messages(shown: Sequence[Mapping[str, WireValue]], next_token: str | None) 
 
 # --- handlers --------------------------------------------------------------------------------
 
+async def _target(service: QueueService, call: ApiCall, queue_url: str) -> QueueIdentity:
+    """The queue `queue_url` names, or its group `ConsumerGroup` when the body names one.
+    Access control asks about the queue's URL, as for managing its groups."""
+    queue = await call.queue(queue_url)
+    group = json_str(call.request.json_body, "ConsumerGroup")
+    return queue if group is None else await service.consumer_group_queue(queue, group)
+
+
 async def peek_messages(service: QueueService, call: ApiCall) -> WireResult | None:
     request = _PeekMessagesRequest.from_json(call.request.json_body)
-    page = await service.peek_messages(await call.queue(request.queue_url), request.peek)
+    target = await _target(service, call, request.queue_url)
+    page = await service.peek_messages(target, request.peek)
     return _messages([_peeked(p, request.peek) for p in page.messages], page.next_position)
 
 
 async def peek_consumed_messages(service: QueueService, call: ApiCall) -> WireResult | None:
     request = _ConsumedRequest.from_json(call.request.json_body)
     consumed, next_token = await service.read_consumed_messages(
-        await call.queue(request.queue_url), request.span, request.peek.next_token,
-        request.peek.max_number_of_messages,
+        await _target(service, call, request.queue_url), request.span,
+        request.peek.next_token, request.peek.max_number_of_messages,
     )
     shown = []
     for copy in consumed:
@@ -159,17 +177,9 @@ async def peek_consumed_messages(service: QueueService, call: ApiCall) -> WireRe
 
 
 async def replay_messages(service: QueueService, call: ApiCall) -> WireResult | None:
-    body = call.request.json_body
-    request = _ConsumedRequest.from_json(body)
-    if body.get("ConsumerGroup") is not None:
-        # Consumer groups come with their own extension actions; replay into one is not
-        # wired yet (docs/compatibility.md, Extensions).
-        raise InvalidParameterValue(
-            "Value for parameter ConsumerGroup is invalid. Reason: replay into a consumer"
-            " group is not supported yet; replay to the queue instead."
-        )
+    request = _ConsumedRequest.from_json(call.request.json_body)
     replayed, next_token = await service.replay_messages(
-        await call.queue(request.queue_url), request.span, request.peek.next_token
+        await _target(service, call, request.queue_url), request.span, request.peek.next_token
     )
     return {"ReplayedCount": replayed, "NextToken": next_token}
 
