@@ -18,7 +18,8 @@ from admin_ui.auth import SessionRules, derived_key
 from admin_ui.history import QueueHistory, Sample
 from admin_ui.login_limits import LoginThrottle
 from admin_ui.users import ConsoleUsers
-from cqs.errors import StorageUnavailable
+from cqs import group_names
+from cqs.errors import StorageError, StorageUnavailable
 from cqs.model import CacheState
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.stats import QueueStatistics
@@ -55,6 +56,7 @@ class AdminConsole:
         self._session_key: bytes | None = None
         self._fingerprint_key: bytes | None = None
         self._names: tuple[float, list[str]] | None = None
+        self._groups: tuple[float, dict[str, list[str]]] | None = None
 
     def attach(self, inspector: QueueInspector, shared_secret: bytes) -> None:
         self._inspector = inspector
@@ -107,9 +109,29 @@ class AdminConsole:
         self._names = (loop.time(), names)
         return names
 
+    async def consumer_groups(self, max_age_seconds: float = 2.0) -> dict[str, list[str]]:
+        """Queue name -> the queue names of its consumer groups (`<queue>/<group>`), from
+        one catalog read shared like `queue_names`; empty while the catalog does not answer
+        (the group counts are left out rather than the page)."""
+        loop = asyncio.get_running_loop()
+        if self._groups is not None and loop.time() - self._groups[0] < max_age_seconds:
+            return self._groups[1]
+        try:
+            names = await self.inspector.all_queue_names()
+        except StorageError:
+            return {}
+        found: dict[str, list[str]] = {}
+        for name in names:
+            parts = group_names.split_group_queue_name(name)
+            if parts is not None:
+                found.setdefault(parts[0], []).append(name)
+        self._groups = (loop.time(), found)
+        return found
+
     def forget_names(self) -> None:
         """A queue was created or deleted here: list again on next use."""
         self._names = None
+        self._groups = None
         if self._inspector is not None:
             self._inspector.forget_links()
 
@@ -119,7 +141,8 @@ class AdminConsole:
             return
         # A read of its own: the metrics' snapshot and its cached queue names are left to
         # the scrapes (sampling through them would hide a new queue from /metrics for a while).
-        snapshot = await self.hub.attached.statistics.read(await self.queue_names())
+        groups = [g for found in (await self.consumer_groups()).values() for g in found]
+        snapshot = await self.hub.attached.statistics.read([*await self.queue_names(), *groups])
         totals = await asyncio.to_thread(self.hub.exposition.queue_totals)
         samples = {}
         for name, figures in snapshot.queues.items():

@@ -1,4 +1,5 @@
-"""The Jinja filters of the console's templates: times, durations, byte sizes, compact JSON.
+"""The Jinja filters of the console's templates: times, durations, byte sizes, compact JSON,
+a queue name as one URL path segment.
 
 Owns how the console writes a timestamp, a duration and a size (pages and presenters call
 these too, so a figure reads the same everywhere). Pure functions over the standard
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -65,10 +67,17 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def queue_path(name: str) -> str:
+    """A queue name as one path segment of a console URL: a consumer group's name
+    (`<queue>/<group>`) keeps its slash as %2F, so `/queues/{name}` routes still match."""
+    return urllib.parse.quote(name, safe="")
+
+
 TEMPLATE_FILTERS: dict[str, Callable[..., str]] = {
     "ms_time": ms_time,
     "s_time": s_time,
     "duration": duration,
     "bytes": byte_size,
     "tojson_compact": compact_json,
+    "queue_path": queue_path,
 }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from aiohttp.web_request import FileField
@@ -184,3 +184,24 @@ def send_request(form: Form) -> SendRequest:
         message_group_id=text(form, "MessageGroupId").strip() or None,
         message_deduplication_id=text(form, "MessageDeduplicationId").strip() or None,
     )
+
+
+# --- consumer groups (#19) ------------------------------------------------------------------
+def group_attributes(form: Form, arn_of: Callable[[str], str]) -> dict[str, str]:
+    """CreateConsumerGroup's attributes from the group form: the filter policy and the
+    visibility timeout as typed, StartAt when given, and a RedrivePolicy built from the
+    dead-letter queue's name (`arn_of` gives its ARN) and the receive count."""
+    attributes = {
+        key: text(form, key).strip()
+        for key in ("FilterPolicy", "VisibilityTimeout", "StartAt")
+        if text(form, key).strip()
+    }
+    dead_letter_queue = text(form, "DeadLetterQueue").strip()
+    if dead_letter_queue:
+        count = text(form, "maxReceiveCount").strip() or "5"
+        if not count.isdigit():
+            raise FormError("Maximum receives must be a whole number.")
+        attributes["RedrivePolicy"] = json.dumps(
+            {"deadLetterTargetArn": arn_of(dead_letter_queue), "maxReceiveCount": int(count)}
+        )
+    return attributes

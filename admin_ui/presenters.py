@@ -1,7 +1,7 @@
 """What the console's templates and scripts are given: answers turned into plain dicts.
 
 Owns the shape of every row and panel the pages show (a queue in the list, a queue's live
-figures, a move task, a peeked message, the cluster) and the wording of states. Pure
+figures, a move task, a peeked message, the cluster, a consumer group) and the wording of states. Pure
 functions: no request, no I/O, no aiohttp. Imports the model, the inspector port's values,
 the statistics snapshot, the console's filters and history, and the pure move-task handle
 and ARN helpers of `cqs.dead_letter_policy` and `cqs.arns` (the SQS handlers use the same
@@ -23,7 +23,14 @@ from admin_ui.filters import NOTHING, byte_size, duration, ms_time, s_time
 from admin_ui.history import QueueHistory
 from cqs.arns import queue_name_from_arn
 from cqs.dead_letter_policy import DEAD_LETTER_SOURCE_ATTRIBUTE, task_handle
-from cqs.model import CacheState, MessageAttributeValue, MessageMoveTask, Redelivery
+from cqs.model import (
+    CacheState,
+    ConsumerGroup,
+    MessageAttributeValue,
+    MessageMoveTask,
+    QueueDescription,
+    Redelivery,
+)
 from cqs.observability.stats import QueueSnapshot
 from cqs.ports.inspection import ClusterView, PeekedMessage
 from cqs.service import COUNT_ATTRIBUTES
@@ -66,8 +73,10 @@ def queue_row(
     dead_letter_queue: str | None,
     server: str,
     history: QueueHistory,
+    group_count: int = 0,
 ) -> dict[str, Any]:
-    """What the queue list shows of a queue: figures, badges, owner, sparkline."""
+    """What the queue list shows of a queue: figures, badges, owner, sparkline, how many
+    consumer groups it has."""
     figures = snapshot.queues.get(name)
     state = _cache_state(snapshot, name)
     counted = figures if state in (CacheState.READY, CacheState.FILLING) else None
@@ -88,6 +97,7 @@ def queue_row(
         ),
         "server": server,
         "spark": sparkline(history.series(name)["sent_per_second"]),
+        "groups": group_count,
     }
 
 
@@ -308,4 +318,39 @@ def cluster(
             }
             for process in view.processes
         ],
+    }
+
+
+# --- consumer groups (#19) ------------------------------------------------------------------
+
+
+def counts(attributes: Mapping[str, str]) -> dict[str, int]:
+    """Visible, in-flight and delayed counts from GetQueueAttributes' answer."""
+    return {
+        "visible": int(attributes.get("ApproximateNumberOfMessages", "0")),
+        "in_flight": int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0")),
+        "delayed": int(attributes.get("ApproximateNumberOfMessagesDelayed", "0")),
+    }
+
+
+def pretty_filter_policy(policy: str | None) -> str | None:
+    """A filter policy indented for reading; None for a group that takes every message."""
+    if policy is None:
+        return None
+    try:
+        return json.dumps(json.loads(policy), indent=2, ensure_ascii=False)
+    except ValueError:
+        return policy
+
+
+def group_row(group: ConsumerGroup, described: QueueDescription) -> dict[str, Any]:
+    """What a queue's page lists of one of its groups."""
+    return {
+        "name": described.name,  # `<queue>/<group>`: the group's own page
+        "group": group.group_name,
+        "filter_policy": pretty_filter_policy(group.filter_policy),
+        "visibility_timeout": described.attributes.get("VisibilityTimeout", ""),
+        "dead_letter_queue": described.dead_letter_queue,
+        "max_receive_count": described.max_receive_count,
+        **counts(described.attributes),
     }

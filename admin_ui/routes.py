@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from admin_ui.pages import cluster, login, messages, move_tasks, queue, queues
+from admin_ui.pages import cluster, groups, login, messages, move_tasks, queue, queues
 
 
 def add_routes(admin: web.Application) -> None:
@@ -35,6 +35,10 @@ def add_routes(admin: web.Application) -> None:
     )
     route.add_post(
         "/queues/{name}/move-tasks/cancel", move_tasks.cancel_move_task, name="cancel-move-task"
+    )
+    route.add_post("/queues/{name}/groups", groups.create_group, name="create-consumer-group")
+    route.add_post(
+        "/queues/{name}/groups/delete", groups.delete_group, name="delete-consumer-group"
     )
     route.add_get("/cluster", cluster.cluster_page)
     route.add_get("/api/cluster", cluster.cluster_json)

@@ -152,6 +152,10 @@ class StorageQueueInspector:
             return CassandraView(False, error=str(error) or "no answer in time")
         return CassandraView(True, figures)
 
+    # --- consumer groups (#19) ---------------------------------------------------------------
+    async def all_queue_names(self) -> list[str]:
+        return await self._catalog.list_names(*self._namespace)
+
 
 def _process(pid: int) -> ProcessView:
     """Figures of a local process from /proc (Linux); only the pid elsewhere."""

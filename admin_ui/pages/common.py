@@ -19,6 +19,7 @@ from aiohttp_session import get_session
 from admin_ui import audit, forms
 from admin_ui.auth import csrf_token
 from admin_ui.console import PREFIX, AdminConsole, console_of
+from admin_ui.filters import queue_path
 from cqs.errors import CqsError, QueueDoesNotExist, StorageError
 from cqs.service import QueueService
 
@@ -70,7 +71,7 @@ def queue_name_of(request: web.Request) -> str:
 
 
 def queue_url(name: str) -> str:
-    return f"{PREFIX}/queues/{name}"
+    return f"{PREFIX}/queues/{queue_path(name)}"
 
 
 def int_query(request: web.Request, key: str, default: int) -> int:

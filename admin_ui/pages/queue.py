@@ -18,6 +18,7 @@ from aiohttp import web
 
 from admin_ui import audit, forms, presenters
 from admin_ui.console import PREFIX, AdminConsole, console_of
+from admin_ui.pages import groups
 from admin_ui.pages.common import (
     act,
     dead_letter_links,
@@ -103,13 +104,22 @@ async def _queue_page(
         "live": live,
         # The move task's destination: a select while the list is short, a text field beyond.
         "queue_names": await short_name_list(console) if live["sources"] else None,
+        # Consumer groups (#19): a queue's groups, or the queue and filter of a group.
+        "groups": (
+            await groups.group_rows(console, name)
+            if groups.can_have_groups(name, queue.fifo) else None
+        ),
+        "group": await groups.group_of(console, name),
+        "dlq_choices": await short_name_list(console),
     }, status)
 
 
 async def queue_detail_json(request: web.Request) -> web.Response:
-    return web.json_response(
-        await _live_figures(console_of(request), queue_name_of(request), polled=True)
-    )
+    console = console_of(request)
+    name = queue_name_of(request)
+    live = await _live_figures(console, name, polled=True)
+    live["groups"] = await groups.group_counts(console, name)  # consumer groups (#19)
+    return web.json_response(live)
 
 
 async def set_attributes(request: web.Request) -> web.Response:

@@ -62,6 +62,7 @@ async def _queue_rows(console: AdminConsole, names: list[str]) -> list[dict[str,
     links = await dead_letter_links(console)
     dead_letter_queues = set(links.values())
     fifo = await asyncio.gather(*(_fifo_or_gone(console, name) for name in names))
+    groups = await console.consumer_groups()
     return [
         presenters.queue_row(
             name,
@@ -71,6 +72,7 @@ async def _queue_rows(console: AdminConsole, names: list[str]) -> list[dict[str,
             dead_letter_queue=links.get(name),
             server=console.inspector.server_label_for(name),
             history=console.history,
+            group_count=len(groups.get(name, ())),
         )
         for name, is_fifo_queue in zip(names, fifo, strict=True)
     ]

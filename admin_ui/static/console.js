@@ -275,6 +275,13 @@
         title: "Dead letters go to " + queue.dead_letter_queue
       }, ["→ " + queue.dead_letter_queue]));
     }
+    if (queue.groups) {
+      parts.push(el("a", {
+        "class": "badge badge-groups", "data-group-count": "",
+        href: prefix + "/queues/" + encodeURIComponent(queue.name) + "#groups",
+        title: "Consumer groups of " + queue.name
+      }, [queue.groups + (queue.groups === 1 ? " group" : " groups")]));
+    }
     return parts;
   }
 
@@ -384,6 +391,13 @@
       clear(state); state.appendChild(stateBadge(data.state, data.state_label));
     }
     drawHistory(data.history);
+    (data.groups || []).forEach(function (group) {  // consumer groups (#19)
+      var row = document.querySelector('tr[data-group="' + CSS.escape(group.name) + '"]');
+      if (!row) return;
+      setText(row, "visible", String(group.visible));
+      setText(row, "in_flight", String(group.in_flight));
+      setText(row, "delayed", String(group.delayed));
+    });
     var tasks = document.querySelector("[data-tasks]");
     if (tasks) {
       var focused = document.activeElement && tasks.contains(document.activeElement);

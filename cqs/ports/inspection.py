@@ -94,3 +94,9 @@ class QueueInspector(Protocol):
     async def cluster(self) -> ClusterView:
         """Redis servers with their queues, Cassandra, and this deployment's processes."""
         ...
+
+    # --- consumer groups (#19): the console's group counts and history ----------------------
+    async def all_queue_names(self) -> list[str]:
+        """Every queue's name, consumer groups (`<queue>/<group>`) included, sorted: one
+        catalog read (ListQueues leaves the groups out)."""
+        ...

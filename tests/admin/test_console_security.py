@@ -168,6 +168,9 @@ def test_every_login_logout_and_change_is_logged_with_who_made_it(
         (f"/admin/queues/{name}/untag", {"key": "team"}, 303),
         (f"/admin/queues/{name}/send", {"MessageBody": body}, 303),
         (f"/admin/queues/{name}/move-tasks", {"destination": "", "rate": ""}, 303),
+        (f"/admin/queues/{name}/groups", {"GroupName": "billing", "FilterPolicy": "{"}, 303),
+        (f"/admin/queues/{name}/groups", {"GroupName": "billing"}, 303),
+        (f"/admin/queues/{name}/groups/delete", {"GroupName": "billing"}, 303),
         (f"/admin/queues/{name}/purge", {}, 303),
         (f"/admin/queues/{name}/delete", {"confirm_name": "not-it"}, 400),
         (f"/admin/queues/{name}/delete", {"confirm_name": name}, 303),
@@ -175,6 +178,8 @@ def test_every_login_logout_and_change_is_logged_with_who_made_it(
     for path, form, status in steps:
         assert http.post(path, form).status == status, path
     assert http.request("/admin/new-queue", {"QueueName": name + "-forged"}).status == 403
+    forged_group = {"GroupName": "forged"}
+    assert http.request(f"/admin/queues/{name}-2/groups", forged_group).status == 403
     assert http.post("/admin/logout").status == 303
 
     lines = audit_lines(file_users.log(), address)
@@ -191,10 +196,15 @@ def test_every_login_logout_and_change_is_logged_with_who_made_it(
         ("viewer", "untag-queue", name, "ok", '"tag team"'),
         ("viewer", "send-message", name, "ok", seen[8][4]),
         ("viewer", "start-move-task", name, seen[9][3], '"to the source queues"'),
+        ("viewer", "create-consumer-group", name, "refused (FilterPolicyError)",
+         '"group billing"'),
+        ("viewer", "create-consumer-group", name, "ok", '"group billing"'),
+        ("viewer", "delete-consumer-group", name, "ok", '"group billing"'),
         ("viewer", "purge-queue", name, "ok", None),
         ("viewer", "delete-queue", name, "refused (the typed name did not match)", None),
         ("viewer", "delete-queue", name, "ok", None),
         ("viewer", "create-queue", "-", "refused (403)", None),
+        ("viewer", "create-consumer-group", name + "-2", "refused (403)", None),
         ("viewer", "logout", "-", "ok", None),
     ]
     assert re.fullmatch(r'"message [0-9a-f-]{36}"', str(seen[8][4]))
