@@ -98,8 +98,9 @@ async def act(
 
 
 async def short_name_list(console: AdminConsole) -> list[str] | None:
-    """Every queue name, for a select; None when there are too many for one."""
-    names = await console.queue_names()
+    """Every queue name, for a select; None when there are too many for one. Read fresh,
+    not from the pages' 2-s copy: a queue created a moment ago must be there to choose."""
+    names = await console.queue_names(max_age_seconds=0)
     return names if len(names) <= SELECT_LIMIT else None
 
 
