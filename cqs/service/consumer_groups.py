@@ -164,8 +164,11 @@ class ConsumerGroups:
         self._forget(identity)
 
     # --- the send path -------------------------------------------------------------------------
-    async def fan_out(self, queue: Queue, messages: Sequence[Message]) -> None:
-        """Store a copy of each message in every group of `queue` whose filter matches it."""
+    async def fan_out(
+        self, queue: Queue, messages: Sequence[Message], deliver: Deliver | None = None
+    ) -> None:
+        """Store a copy of each message in every group of `queue` whose filter matches it,
+        through `deliver` if given (timer messages: near ones delayed, far ones scheduled)."""
         if queue.fifo or group_names.split_group_queue_name(queue.name) is not None:
             return
         deliveries = []
@@ -174,7 +177,7 @@ class ConsumerGroups:
                 continue  # read for an earlier queue of this name, not yet refreshed
             wanted = [message for message in messages if group.wants(message)]
             if wanted:
-                deliveries.append(self._deliver(group.queue, wanted))
+                deliveries.append((deliver or self._deliver)(group.queue, wanted))
         if deliveries:
             await asyncio.gather(*deliveries)
 

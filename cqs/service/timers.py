@@ -4,14 +4,16 @@ the timer messages waiting for theirs.
 Owns where a timer message goes on send: due within the cache horizon (by default AWS's
 900 s), the ordinary delayed path (`Sender.deliver`: the store, then the cache's delayed
 set); due later, only the durable `ScheduledMessages`, which `TimerPromoter` moves into the
-ordinary path shortly before the due time. Also the queue attributes
+ordinary path shortly before the due time; the same for the copy each matching consumer
+group of the queue gets (`fan_out`, as `Sender` fans out a plain send). Also the queue attributes
 `cqs.ApproximateNumberOfScheduledMessages` and `cqs.EarliestScheduledDeliveryTimestamp`.
 Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from cqs import validation
@@ -36,7 +38,14 @@ EARLIEST_DUE_ATTRIBUTE = "cqs.EarliestScheduledDeliveryTimestamp"
 TIMER_QUEUE_ATTRIBUTES = (SCHEDULED_COUNT_ATTRIBUTE, EARLIEST_DUE_ATTRIBUTE)
 
 
+Place = Callable[[Queue, Sequence[Message]], Awaitable[None]]
+
+
 class TimerMessages:
+    # Set by the service (consumer groups, #19): places copies of a send's messages in the
+    # queue's matching groups with the `Place` it is given.
+    fan_out: Callable[[Queue, Sequence[Message], Place], Awaitable[None]] | None = None
+
     def __init__(
         self,
         scheduled: ScheduledMessages | None,
@@ -60,7 +69,7 @@ class TimerMessages:
     async def send_message(self, queue: Queue, request: SendRequest) -> SendResult:
         now_ms = self._now_ms()
         message = self._build(queue, request, now_ms)
-        await self._place(queue, [message], now_ms)
+        await self._place_sent(queue, [message], now_ms)
         return send_result(message)
 
     async def send_message_batch(
@@ -83,7 +92,7 @@ class TimerMessages:
                 built.append((entry_id, self._build(queue, request, now_ms)))
             except CqsError as error:
                 failed.append(BatchFailure(entry_id, error))
-        await self._place(queue, [message for _, message in built], now_ms)
+        await self._place_sent(queue, [message for _, message in built], now_ms)
         return BatchResult([(i, send_result(m)) for i, m in built], failed)
 
     def _build(self, queue: Queue, request: SendRequest, now_ms: int) -> Message:
@@ -92,6 +101,20 @@ class TimerMessages:
         )
         message = build_message(queue, request, now_ms, self._sender_id)
         return message if due_ms is None else replace(message, visible_at_ms=due_ms)
+
+    async def _place_sent(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
+        """A send: into the queue and, at the same time, into its matching groups (each copy
+        due when the queue's is); acknowledged once every copy is stored."""
+        if self.fan_out is None:
+            await self._place(queue, messages, now_ms)
+            return
+
+        async def place(target: Queue, copies: Sequence[Message]) -> None:
+            await self._place(target, copies, now_ms)
+
+        await asyncio.gather(
+            self._place(queue, messages, now_ms), self.fan_out(queue, messages, place)
+        )
 
     async def _place(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
         """Near ones the ordinary way; far ones only into the durable scheduled store."""
