@@ -148,7 +148,10 @@ def add_sqs_routes(
         account_id, base_url, region, max_request_bytes, access_keys
     )
     app.middlewares.append(sqs_error_middleware)
-    for path in ("/", "/{account_id}/{queue_name}", "/{account_id}/{queue_name}/{group_name}"):
+    # A consumer group's URL needs a real (12-digit) account id, as queue_address_from_url
+    # reads it; so /_cqs/... and other three-segment paths stay free for their own routes.
+    group_path = "/{account_id:[0-9]{12}}/{queue_name}/{group_name}"
+    for path in ("/", "/{account_id}/{queue_name}", group_path):
         app.router.add_route("POST", path, sqs_endpoint)
         app.router.add_route("GET", path, sqs_endpoint)
 

@@ -92,10 +92,14 @@ def test_queue_to_parquet_job_on_a_standalone_cluster_writes_each_message_once_a
                                 spark_standalone.status()["completedapps"]), 30)
     app = next(a for a in spark_standalone.status()["completedapps"] if a["id"] == app_id)
     assert (app["name"], app["state"]) == ("cqs-queue-to-parquet", "FINISHED")
-    workers = spark_standalone.worker_status()
-    assert len(workers) == 2
-    for worker in workers:
-        assert [e["appid"] for e in worker["finishedexecutors"]].count(app_id) == 1, worker
+    # A worker moves its executor to "finished" only after the master has marked the app
+    # finished, so wait for both workers to catch up.
+    def each_worker_finished_one_executor() -> bool:
+        workers = spark_standalone.worker_status()
+        return len(workers) == 2 and all(
+            [e["appid"] for e in worker["finishedexecutors"]].count(app_id) == 1
+            for worker in workers)
+    assert wait_for(each_worker_finished_one_executor, 30), spark_standalone.worker_status()
     task_logs = [path.read_text(errors="replace")
                  for work_dir in spark_standalone.worker_dirs
                  for path in (work_dir / app_id).glob("*/stderr")]
