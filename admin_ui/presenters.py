@@ -23,9 +23,9 @@ from admin_ui.filters import NOTHING, byte_size, duration, ms_time, s_time
 from admin_ui.history import QueueHistory
 from cqs.arns import queue_name_from_arn
 from cqs.dead_letter_policy import DEAD_LETTER_SOURCE_ATTRIBUTE, task_handle
+from cqs.extension_model import ConsumerGroup
 from cqs.model import (
     CacheState,
-    ConsumerGroup,
     MessageAttributeValue,
     MessageMoveTask,
     QueueDescription,

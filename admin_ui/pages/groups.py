@@ -22,7 +22,7 @@ from admin_ui.console import AdminConsole, console_of
 from admin_ui.pages.common import act, flash, queue_name_of, queue_url
 from cqs import group_names
 from cqs.errors import QueueDoesNotExist
-from cqs.model import ConsumerGroup
+from cqs.extension_model import ConsumerGroup
 from cqs.service import COUNT_ATTRIBUTES
 
 GROUPS_ANCHOR = "#groups"

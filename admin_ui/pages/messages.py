@@ -27,7 +27,7 @@ from admin_ui.pages.common import (
     render,
 )
 from cqs.errors import CqsError, InvalidParameterValue, QueueDoesNotExist
-from cqs.model import PeekRequest
+from cqs.extension_model import PeekRequest
 
 PEEK_SIZES = (10, 20, 50, 100)  # each at most cqs.ports.inspection.MAX_PEEK
 DEFAULT_PEEK_SIZE = 20

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
-from cqs.model import ConsumedMessage, ConsumedRange, Queue
+from cqs.extension_model import ConsumedMessage, ConsumedRange
+from cqs.model import Queue
 
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100-ns intervals from 1582-10-15 to 1970-01-01
 _TICKS_PER_MS = 10_000

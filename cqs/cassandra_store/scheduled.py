@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.partitions import NO_LIMIT
 from cqs.cassandra_store.session import CassandraSession, all_or_first_error
-from cqs.model import Message, Queue, QueueIdentity, ScheduledQueue, ScheduledSummary
+from cqs.extension_model import ScheduledQueue, ScheduledSummary
+from cqs.model import Message, Queue, QueueIdentity
 
 BUCKET_MS = schema.SCHEDULED_BUCKET_SECONDS * 1000
 SHARDS = tuple(range(schema.SCHEDULED_SHARD_COUNT))

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from cqs.model import ConsumedMessage, ConsumedRange, Queue
+from cqs.extension_model import ConsumedMessage, ConsumedRange
+from cqs.model import Queue
 
 
 class ConsumedMessageStore(Protocol):

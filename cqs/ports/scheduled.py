@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from cqs.model import Message, Queue, QueueIdentity, ScheduledQueue, ScheduledSummary
+from cqs.extension_model import ScheduledQueue, ScheduledSummary
+from cqs.model import Message, Queue, QueueIdentity
 
 
 class ScheduledMessages(Protocol):

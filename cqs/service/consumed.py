@@ -24,13 +24,8 @@ import logging
 from collections.abc import Callable, Sequence
 
 from cqs.errors import InvalidParameterValue, StorageError
-from cqs.model import (
-    ConsumedMessage,
-    ConsumedRange,
-    Message,
-    Queue,
-    SendRequest,
-)
+from cqs.extension_model import ConsumedMessage, ConsumedRange
+from cqs.model import Message, Queue, SendRequest
 from cqs.ports import ConsumedMessageStore, MessageStore
 from cqs.service.sending import Sender
 

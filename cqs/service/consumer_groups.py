@@ -31,7 +31,8 @@ from cqs.errors import (
     QueueNameExists,
     StorageUnavailable,
 )
-from cqs.model import ConsumerGroup, Message, Queue, QueueIdentity
+from cqs.extension_model import ConsumerGroup
+from cqs.model import Message, Queue, QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.dead_letters import DeadLetters

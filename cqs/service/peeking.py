@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 
 from cqs import validation
 from cqs.errors import InvalidParameterValue, StorageError
-from cqs.model import CacheState, Message, MessageAttributeValue, MessagePlace, PeekRequest, Queue
+from cqs.extension_model import PeekRequest
+from cqs.model import CacheState, Message, MessageAttributeValue, MessagePlace, Queue
 from cqs.ports import CacheInspection, MessageStore
 from cqs.ports.inspection import (
     DELETED,

@@ -15,19 +15,21 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cqs.model import (
-    BatchResult,
+from cqs.extension_model import (
     ConsumedMessage,
     ConsumedRange,
     ConsumerGroup,
-    MessageMoveTask,
     PeekRequest,
+    ScheduledSummary,
+)
+from cqs.model import (
+    BatchResult,
+    MessageMoveTask,
     QueueDescription,
     QueueIdentity,
     QueueNamespace,
     ReceivedMessage,
     ReceiveRequest,
-    ScheduledSummary,
     SendRequest,
     SendResult,
 )

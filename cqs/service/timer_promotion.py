@@ -21,7 +21,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from cqs.errors import QueueDoesNotExist, StorageUnavailable
-from cqs.model import Message, Queue, ScheduledQueue
+from cqs.extension_model import ScheduledQueue
+from cqs.model import Message, Queue
 from cqs.ports import MessageStore, PromotionLeases, QueueCatalog, ScheduledMessages, Telemetry
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.queue_directory import QueueDirectory

@@ -18,15 +18,8 @@ from dataclasses import replace
 
 from cqs import validation
 from cqs.errors import CqsError, InvalidParameterValue, UnsupportedOperation
-from cqs.model import (
-    BatchFailure,
-    BatchResult,
-    Message,
-    Queue,
-    ScheduledSummary,
-    SendRequest,
-    SendResult,
-)
+from cqs.extension_model import ScheduledSummary
+from cqs.model import BatchFailure, BatchResult, Message, Queue, SendRequest, SendResult
 from cqs.ports import ScheduledMessages, Telemetry
 from cqs.service.messages import build_message, send_result
 from cqs.service.sending import MAX_BATCH_PAYLOAD_BYTES, Sender

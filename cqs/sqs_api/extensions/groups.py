@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from cqs.extension_model import ConsumerGroup
 from cqs.group_names import group_queue_name
-from cqs.model import ConsumerGroup
 from cqs.service import QueueService
 from cqs.sqs_api.handlers import ApiCall, Handler
 from cqs.sqs_api.protocol import WireResult

@@ -24,13 +24,8 @@ from typing import Self
 
 from cqs import checksums
 from cqs.errors import InvalidParameterValue
-from cqs.model import (
-    ConsumedRange,
-    Message,
-    MessageAttributeValue,
-    PeekRequest,
-    QueueIdentity,
-)
+from cqs.extension_model import ConsumedRange, PeekRequest
+from cqs.model import Message, MessageAttributeValue, QueueIdentity
 from cqs.ports.inspection import PeekedMessage
 from cqs.service import QueueService
 from cqs.service.peeking import peeked_attributes
