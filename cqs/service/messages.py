@@ -99,6 +99,22 @@ def send_result(message: Message) -> SendResult:
     )
 
 
+def carried_system_attributes(message: Message) -> dict[str, str]:
+    """The system attributes a message carries from its send, as ReceiveMessage (and a
+    peek) shows them: trace header, FIFO group, deduplication id and sequence number."""
+    carried: dict[str, str] = {}
+    trace = message.system_attributes.get("AWSTraceHeader")
+    if trace is not None and trace.string_value is not None:
+        carried["AWSTraceHeader"] = trace.string_value
+    if message.group_id is not None:
+        carried["MessageGroupId"] = message.group_id
+    if message.deduplication_id is not None:
+        carried["MessageDeduplicationId"] = message.deduplication_id
+    if message.sequence_number is not None:
+        carried["SequenceNumber"] = format_sequence_number(message.sequence_number)
+    return carried
+
+
 def received_message(
     queue: Queue, delivery: Delivery, request: ReceiveRequest, signer: ReceiptSigner
 ) -> ReceivedMessage:
@@ -114,15 +130,7 @@ def received_message(
         "ApproximateReceiveCount": str(delivery.receive_count),
         "ApproximateFirstReceiveTimestamp": str(delivery.first_receive_timestamp_ms),
     }
-    trace = message.system_attributes.get("AWSTraceHeader")
-    if trace is not None and trace.string_value is not None:
-        system["AWSTraceHeader"] = trace.string_value
-    if message.group_id is not None:
-        system["MessageGroupId"] = message.group_id
-    if message.deduplication_id is not None:
-        system["MessageDeduplicationId"] = message.deduplication_id
-    if message.sequence_number is not None:
-        system["SequenceNumber"] = format_sequence_number(message.sequence_number)
+    system.update(carried_system_attributes(message))
     attributes = {
         k: v for k, v in system.items()
         if validation.message_attribute_selected(k, request.system_attribute_names)

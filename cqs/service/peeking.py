@@ -27,7 +27,7 @@ from cqs.ports.inspection import (
     PeekedMessage,
 )
 from cqs.service.cache_fill import DeliveryLog
-from cqs.service.messages import format_sequence_number
+from cqs.service.messages import carried_system_attributes
 
 # Rows one peek looks at, at most, to fill a page of visible messages: a queue with most
 # messages in flight answers a short page (with a token) rather than reading on and on.
@@ -143,15 +143,7 @@ def peeked_attributes(
         system["ApproximateReceiveCount"] = str(peeked.receive_count)
         if peeked.receive_count > 0 and peeked.first_receive_ms:
             system["ApproximateFirstReceiveTimestamp"] = str(peeked.first_receive_ms)
-    trace = message.system_attributes.get("AWSTraceHeader")
-    if trace is not None and trace.string_value is not None:
-        system["AWSTraceHeader"] = trace.string_value
-    if message.group_id is not None:
-        system["MessageGroupId"] = message.group_id
-    if message.deduplication_id is not None:
-        system["MessageDeduplicationId"] = message.deduplication_id
-    if message.sequence_number is not None:
-        system["SequenceNumber"] = format_sequence_number(message.sequence_number)
+    system.update(carried_system_attributes(message))
     return (
         {k: v for k, v in system.items() if validation.message_attribute_selected(k, system_names)},
         {k: v for k, v in message.message_attributes.items()

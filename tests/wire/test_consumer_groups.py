@@ -334,6 +334,8 @@ def test_deleting_a_queue_deletes_its_groups_and_a_new_queue_has_none(
         ({"GroupName": "g", "Attributes": {"StartAt": str(int(time.time()) + 3600)}}, 400,
          "InvalidParameterValue", "StartAt"),
         ({}, 400, "MissingParameter", "GroupName"),
+        ({"GroupName": "g", "FilterPolicy": '{"a": ["b"]}'}, 400, "InvalidParameterValue",
+         "FilterPolicy is a group attribute: give it inside Attributes"),
     ],
 )
 def test_bad_create_requests_get_clear_errors(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from cqs.errors import InvalidParameterValue
 from cqs.extension_model import ConsumerGroup
 from cqs.group_names import group_queue_name
 from cqs.service import QueueService
@@ -38,6 +39,11 @@ def _described(call: ApiCall, owner: str, group: ConsumerGroup) -> WireResult:
 async def create_consumer_group(service: QueueService, call: ApiCall) -> WireResult | None:
     body = call.request.json_body
     queue = await call.queue(json_required_str(body, "QueueUrl"))
+    for misplaced in ("FilterPolicy", "StartAt", "VisibilityTimeout", "RedrivePolicy"):
+        if misplaced in body:  # an easy slip that would otherwise be silently dropped
+            raise InvalidParameterValue(
+                f"{misplaced} is a group attribute: give it inside Attributes."
+            )
     group = await service.create_consumer_group(
         queue, json_required_str(body, "GroupName"), json_str_map(body, "Attributes")
     )

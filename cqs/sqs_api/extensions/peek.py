@@ -37,6 +37,7 @@ from cqs.sqs_api.requests.fields import (
     json_required_str,
     json_str,
     json_str_list,
+    json_system_attribute_names,
     missing_parameter,
 )
 
@@ -50,13 +51,11 @@ class _PeekMessagesRequest:
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
-        legacy = json_str_list(body, "AttributeNames")
-        current = json_str_list(body, "MessageSystemAttributeNames")
         count = json_int(body, "MaxNumberOfMessages")
         return cls(json_required_str(body, "QueueUrl"), PeekRequest(
             max_number_of_messages=DEFAULT_PAGE if count is None else count,
             next_token=json_str(body, "NextToken") or None,
-            system_attribute_names=tuple(dict.fromkeys(legacy + current)),
+            system_attribute_names=json_system_attribute_names(body),
             message_attribute_names=json_str_list(body, "MessageAttributeNames"),
         ))
 

@@ -241,6 +241,14 @@ def json_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def json_system_attribute_names(body: JsonBody) -> tuple[str, ...]:
+    """The system attributes a receive (or peek) asks for: the legacy AttributeNames and
+    the current MessageSystemAttributeNames together, each name once."""
+    legacy = json_str_list(body, "AttributeNames")
+    current = json_str_list(body, "MessageSystemAttributeNames")
+    return tuple(dict.fromkeys(legacy + current))
+
+
 def json_required_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
     if body.get(name) is None:
         raise missing_parameter(name)

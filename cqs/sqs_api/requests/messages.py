@@ -24,6 +24,7 @@ from cqs.sqs_api.requests.fields import (
     json_required_str,
     json_str,
     json_str_list,
+    json_system_attribute_names,
     query_int,
     query_list,
     query_message_attributes,
@@ -97,15 +98,13 @@ class ReceiveMessageRequest:
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
         max_number = json_int(body, "MaxNumberOfMessages")
-        legacy = json_str_list(body, "AttributeNames")
-        current = json_str_list(body, "MessageSystemAttributeNames")
         return cls(
             json_required_str(body, "QueueUrl"),
             ReceiveRequest(
                 max_number_of_messages=1 if max_number is None else max_number,
                 visibility_timeout=json_int(body, "VisibilityTimeout"),
                 wait_time_seconds=json_int(body, "WaitTimeSeconds"),
-                system_attribute_names=tuple(dict.fromkeys(legacy + current)),
+                system_attribute_names=json_system_attribute_names(body),
                 message_attribute_names=json_str_list(body, "MessageAttributeNames"),
                 receive_request_attempt_id=json_str(body, "ReceiveRequestAttemptId"),
             ),
