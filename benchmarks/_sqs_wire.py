@@ -32,7 +32,7 @@ from typing import Any
 
 import aiohttp
 
-from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, Delivery, DeliveryLedger
+from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 QUERY_ERROR_HEADER = "x-amzn-query-error"
@@ -282,17 +282,10 @@ class ConsumerPool:
                 await asyncio.sleep(PAUSE_AFTER_ERROR_SECONDS)
                 continue
             answered = time.time()
-            if not messages:
-                self._ledger.record_duration("ReceiveMessage (empty)", answered - requested)
-                continue
-            self._ledger.record_duration("ReceiveMessage", answered - requested)
-            for message in messages:
-                count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
-                self._ledger.record_delivery(Delivery(
-                    message["MessageId"], message["Body"], queue_url, requested, answered,
-                    plan.visibility_seconds, int(count) if count else None,
-                ))
-            await delete_batch(self._client, self._ledger, queue_url, messages)
+            self._ledger.record_receive(queue_url, messages, requested, answered,
+                                        plan.visibility_seconds)
+            if messages:
+                await delete_batch(self._client, self._ledger, queue_url, messages)
 
 
 async def delete_batch(
