@@ -1,9 +1,9 @@
 """What the benchmark scripts share: how they describe the machine a figure was measured
 on (and the commit and the command line), how they write their generated section into a
 doc (between its begin and end markers, so a re-run replaces only its own section), how
-they start a `cqs serve`
-child (alone, or with an embedded Redis and Cassandra of its own) and talk to it with boto3,
-and how they raise the open-file limit for thousands of sockets. The scripts run as
+they start a `cqs serve` child (alone, or with an embedded Redis and Cassandra of its own)
+and talk to it with boto3, how they raise the open-file limit for thousands of sockets,
+and how a parent takes what its client processes report. The scripts run as
 `python benchmarks/<name>.py`, which puts this folder on sys.path.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import queue
 import resource
 import subprocess
 import sys
@@ -233,6 +234,16 @@ def process_tree(pid: int) -> list[int]:
         frontier = [child for parent in frontier for child in children.get(parent, [])]
         tree += frontier
     return tree
+
+
+def arrivals(channel: Any, seconds: float) -> Iterator[Any]:
+    """What arrives on `channel` (a multiprocessing queue) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            yield channel.get(timeout=left)
+        except queue.Empty:
+            return
 
 
 def raise_open_file_limit(wanted: int) -> int:

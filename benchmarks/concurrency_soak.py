@@ -41,7 +41,6 @@ import argparse
 import asyncio
 import multiprocessing
 import multiprocessing.queues
-import queue
 import shlex
 import sys
 import tempfile
@@ -55,7 +54,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import DocSection, host_lines, raise_open_file_limit, target_server  # noqa: E402
+from _common import (  # noqa: E402
+    DocSection,
+    arrivals,
+    host_lines,
+    raise_open_file_limit,
+    target_server,
+)
 
 from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
 from benchmarks._sqs_wire import (  # noqa: E402
@@ -157,12 +162,7 @@ class Inbox:
 
     def pump(self, seconds: float) -> None:
         """Take whatever arrives for `seconds`."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                message = self.messages.get(timeout=left)
-            except queue.Empty:
-                return
+        for message in arrivals(self.messages, seconds):
             kind = message[0]
             if kind == "records":
                 self.ledger.absorb(message[1])

@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import multiprocessing
 import multiprocessing.queues
-import queue
 import sys
 import tempfile
 import time
@@ -43,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import DocSection, command_line, host_lines, target_server  # noqa: E402
+from _common import DocSection, arrivals, command_line, host_lines, target_server  # noqa: E402
 
 from benchmarks._compact_ledger import CompactLedger, CompactVerdict, percentile  # noqa: E402
 from benchmarks._duplicate_clients import (  # noqa: E402
@@ -71,12 +70,7 @@ class Run:
     producer_done: bool = False
 
     def pump(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                message = self.channel.get(timeout=left)
-            except queue.Empty:
-                return
+        for message in arrivals(self.channel, seconds):
             if message[0] == "records":
                 self.absorb(*message[1:])
             elif message[0] == "producer-done":
