@@ -114,9 +114,9 @@ class Timings:
 
 def record_delivery(ledger: DeliveryLedger, queue_url: str, message: Any, requested: float,
                     answered: float) -> None:
-    count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
-    ledger.record_delivery(Delivery(message["MessageId"], message["Body"], queue_url, requested,
-                                    answered, VISIBILITY_SECONDS, int(count) if count else None))
+    ledger.record_delivery(
+        Delivery.of_message(message, queue_url, requested, answered, VISIBILITY_SECONDS)
+    )
 
 
 def delete_recorded(client: BlockingSqs, ledger: DeliveryLedger, queue_url: str,

@@ -1,8 +1,9 @@
 """What the benchmark scripts share: how they describe the machine a figure was measured
-on, how they write their generated section into a doc (between its begin and end
-markers, so a re-run replaces only its own section), how they start a `cqs serve`
-child (alone, or with an embedded Redis and Cassandra of its own) and talk to it with boto3,
-and how they raise the open-file limit for thousands of sockets. The scripts run as
+on (and the commit and the command line), how they write their generated section into a
+doc (between its begin and end markers, so a re-run replaces only its own section), how
+they start a `cqs serve` child (alone, or with an embedded Redis and Cassandra of its own)
+and talk to it with boto3, how they raise the open-file limit for thousands of sockets,
+and how a parent takes what its client processes report. The scripts run as
 `python benchmarks/<name>.py`, which puts this folder on sys.path.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import queue
 import resource
 import subprocess
 import sys
@@ -55,16 +57,39 @@ def machine_summary() -> str:
             f"Python {platform.python_version()}, {java_version()}")
 
 
+def system_summary() -> str:
+    """`machine_summary()` and the operating system with its release."""
+    return f"{machine_summary()} ({platform.system()} {platform.release()})"
+
+
+def load_average_span() -> str:
+    """The 1-minute load average when the benchmark started and now."""
+    return (f"load average (1 min) {LOAD_AT_START[0]:.1f} at the start, "
+            f"{os.getloadavg()[0]:.1f} at the end")
+
+
 def host_lines(java_note: str = "") -> list[str]:
     """Two Markdown list items: the hardware and the load average over the run (other
     work on the machine shows there), then Python and Java."""
     return [
         f"- CPUs (`nproc`): {os.cpu_count()}; RAM: {memory_gib():.1f} GiB; "
-        f"{platform.system()} {platform.release()} {platform.machine()}; load average "
-        f"(1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end "
-        "(other work on the machine shows here)",
+        f"{platform.system()} {platform.release()} {platform.machine()}; "
+        f"{load_average_span()} (other work on the machine shows here)",
         f"- Python {platform.python_version()}; Java: {java_version()}{java_note}",
     ]
+
+
+def git_commit() -> str:
+    """The short hash of the checkout's HEAD, or "unknown"."""
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+
+
+def command_line(script: str) -> str:
+    """The command a report quotes: `python benchmarks/<script>` with this run's arguments,
+    --write-docs left out."""
+    return " ".join([f"python benchmarks/{script}", *sys.argv[1:]]).replace(
+        " --write-docs", "")
 
 
 def write_section(doc: Path, begin: str, end: str, section: str, title: str) -> None:
@@ -78,6 +103,20 @@ def write_section(doc: Path, begin: str, end: str, section: str, title: str) -> 
         text = text.rstrip() + "\n\n" + section + "\n"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text)
+
+
+@dataclass(frozen=True)
+class DocSection:
+    """The section of `doc` a benchmark regenerates: between `<!-- {marker}:begin -->` and
+    `<!-- {marker}:end -->`; a doc that does not exist yet starts with `# {title}`."""
+
+    doc: Path
+    marker: str
+    title: str
+
+    def write(self, text: str) -> None:
+        begin, end = f"<!-- {self.marker}:begin -->", f"<!-- {self.marker}:end -->"
+        write_section(self.doc, begin, end, f"{begin}\n{text}\n{end}", self.title)
 
 
 def sqs_client(
@@ -195,6 +234,16 @@ def process_tree(pid: int) -> list[int]:
         frontier = [child for parent in frontier for child in children.get(parent, [])]
         tree += frontier
     return tree
+
+
+def arrivals(channel: Any, seconds: float) -> Iterator[Any]:
+    """What arrives on `channel` (a multiprocessing queue) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            yield channel.get(timeout=left)
+        except queue.Empty:
+            return
 
 
 def raise_open_file_limit(wanted: int) -> int:

@@ -1,9 +1,10 @@
 """The delivery ledger of the load tools: what the clients saw, and its verdict.
 
 Owns the records a load client keeps (a message acknowledged by a send, a delivery, a delete
-outcome, a failed call, a call's duration) and their classification, so that the
-concurrency soak, the idle long-poll benchmark and the CI test
-(tests/wire/test_concurrent_consumers.py) judge a run by the same rules:
+outcome, a failed call, a call's duration; `record_receive` takes a whole ReceiveMessage
+answer) and their classification, so that the concurrency soak, the idle long-poll
+benchmark and the CI test (tests/wire/test_concurrent_consumers.py) judge a run by the same
+rules:
 
 - lost: an id a send acknowledged that no receive ever returned;
 - a repeat delivery of an id is *expected* when its answer arrived at or after the previous
@@ -33,8 +34,9 @@ import copy
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # The server rounds its clock to milliseconds; a repeat this close to the visibility
 # deadline is taken as on time rather than as early.
@@ -63,6 +65,17 @@ class Delivery:
     answered_at: float  # when its answer arrived
     visibility_seconds: float  # the VisibilityTimeout the request asked for
     receive_count: int | None = None  # ApproximateReceiveCount, when the server gave it
+
+    @classmethod
+    def of_message(
+        cls, message: Mapping[str, Any], queue: str, requested_at: float, answered_at: float,
+        visibility_seconds: float,
+    ) -> Delivery:
+        """A message as ReceiveMessage returns it (boto3 or the JSON protocol): its id, its
+        body and, when its Attributes carry one, its ApproximateReceiveCount."""
+        count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
+        return cls(message["MessageId"], message["Body"], queue, requested_at, answered_at,
+                   visibility_seconds, int(count) if count else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +154,19 @@ class DeliveryLedger:
 
     def record_delivery(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)
+
+    def record_receive(
+        self, queue: str, messages: Iterable[Mapping[str, Any]], requested_at: float,
+        answered_at: float, visibility_seconds: float,
+    ) -> None:
+        """One ReceiveMessage answer: its duration ("ReceiveMessage", or "ReceiveMessage
+        (empty)" for an answer without messages) and a delivery per message."""
+        messages = list(messages)
+        action = "ReceiveMessage" if messages else "ReceiveMessage (empty)"
+        self.record_duration(action, answered_at - requested_at)
+        for message in messages:
+            self.record_delivery(Delivery.of_message(
+                message, queue, requested_at, answered_at, visibility_seconds))
 
     def record_delete(self, outcome: DeleteOutcome) -> None:
         self.deletes.append(outcome)

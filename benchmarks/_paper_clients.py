@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, Delivery, DeliveryLedger
+from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
 from benchmarks._sqs_wire import (
     CALL_ERRORS,
     PAUSE_AFTER_ERROR_SECONDS,
@@ -187,17 +187,12 @@ class _Share:
             answered = time.time()
             inside = self._answered(answered)
             self._result.receives_in_window += inside
+            self._ledger.record_receive(queue_url, messages, requested, answered,
+                                        plan.visibility_seconds)
             if not messages:
                 self._result.empty_in_window += inside
-                self._ledger.record_duration("ReceiveMessage (empty)", answered - requested)
                 continue
-            self._ledger.record_duration("ReceiveMessage", answered - requested)
             for message in messages:
-                count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
-                self._ledger.record_delivery(Delivery(
-                    message["MessageId"], message["Body"], queue_url, requested, answered,
-                    plan.visibility_seconds, int(count) if count else None,
-                ))
                 await slots.acquire()
                 task = asyncio.create_task(self._process(queue_url, message, slots))
                 processing.add(task)

@@ -12,21 +12,27 @@ and both workers, and LocalStack any helper it starts.
   benchmarks/install_localstack makes, SQS only, state under a scratch directory.
 - cqs: `cqs serve --workers N` over a fresh embedded Redis and a fresh embedded Cassandra.
 - moto: `python -m moto.server`, when moto's server extra is installed.
+
+`STARTERS` names them for a script's `--servers`; `chosen_servers` checks that option and
+`started` starts one by name.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import functools
 import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT, process_tree, sqs_client, start_server
+from _common import ROOT, git_commit, process_tree, sqs_client, start_server
 
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
@@ -163,11 +169,9 @@ def cqs(work: Path, workers: int = 1) -> Iterator[Target]:
             redis.url, cassandra.contact_point, "bench_" + uuid.uuid4().hex[:10], work,
             ["--log-level", "WARNING", "--workers", str(workers)],
         )
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
-                                capture_output=True, text=True).stdout.strip() or "unknown"
         name = "cqs" if workers == 1 else f"cqs --workers {workers}"
-        yield Target(name, endpoint, f"commit {commit}, `cqs serve --workers {workers}` over an "
-                     "embedded Redis and an embedded Cassandra, every message durable",
+        yield Target(name, endpoint, f"commit {git_commit()}, `cqs serve --workers {workers}` "
+                     "over an embedded Redis and an embedded Cassandra, every message durable",
                      {"API": server.pid, "Redis": redis.pid, "Cassandra": cassandra.pid})
     finally:
         if server is not None:
@@ -197,3 +201,33 @@ def moto(work: Path) -> Iterator[Target]:
                      "process, in memory", {"server": process.pid})
     finally:
         stop(process)
+
+
+STARTERS: dict[str, Callable[[Path], AbstractContextManager[Target]]] = {
+    "floor": floor,
+    "localstack": localstack,
+    "cqs": functools.partial(cqs, workers=1),
+    "cqs2": functools.partial(cqs, workers=2),
+    "moto": moto,
+}
+
+
+def chosen_servers(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, offered: Sequence[str]
+) -> list[str]:
+    """The names in `args.servers`, in order; one not `offered`, or localstack while
+    `args.localstack_python` does not exist, is a usage error."""
+    names = [name.strip() for name in args.servers.split(",") if name.strip()]
+    if unknown := sorted(set(names) - set(offered)):
+        parser.error(f"--servers: {','.join(unknown)}; choose from {','.join(offered)}")
+    if "localstack" in names and not args.localstack_python.exists():
+        parser.error(f"LocalStack is not installed at {args.localstack_python}: run "
+                     "benchmarks/install_localstack, or leave localstack out of --servers")
+    return names
+
+
+def started(name: str, work: Path, localstack_python: Path) -> AbstractContextManager[Target]:
+    """The server `name` of `STARTERS`, LocalStack from `localstack_python`."""
+    if name == "localstack":
+        return localstack(work, python=localstack_python)
+    return STARTERS[name](work)

@@ -5,7 +5,8 @@ Owns what the concurrency tools share: `SqsJsonClient` (one aiohttp session, POS
 codes read from `x-amzn-query-error` as botocore does), `ConsumerPool` (N long-polling
 tasks, each ReceiveMessage followed by a DeleteMessageBatch of what it got) and
 `send_messages` (producer tasks alternating SendMessage and SendMessageBatch, FIFO-aware),
-all recording into a `DeliveryLedger` (benchmarks/_delivery_ledger.py).
+all recording into a `DeliveryLedger` (benchmarks/_delivery_ledger.py), and a run's queues
+(`create_queues`, `count_and_delete_queues`).
 
 Why not boto3: a boto3 call blocks a thread for the whole long poll, so thousands of
 concurrent 20-second polls would need thousands of threads, each with its own connection
@@ -13,9 +14,10 @@ pool and botocore's per-call overhead; on a 2-core machine the client would be m
 instead of the server. One event loop with aiohttp holds thousands of waiting requests in
 a few MB. The server does not check signatures, so no Authorization header is sent.
 
-Used by benchmarks/concurrency_soak.py, benchmarks/idle_long_polls.py and
-tests/wire/test_concurrent_consumers.py; imported as `benchmarks._sqs_wire`. Imports
-aiohttp and the ledger; never cqs (it sees the server only over HTTP).
+Used by the benchmarks concurrency_soak, idle_long_polls, duplicate_rate and paper_load (and
+their client modules) and by tests/wire and tests/cluster; imported as
+`benchmarks._sqs_wire`. Imports aiohttp and the ledger; never cqs (it sees the server only
+over HTTP).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 import aiohttp
 
-from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, Delivery, DeliveryLedger
+from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 QUERY_ERROR_HEADER = "x-amzn-query-error"
@@ -178,6 +180,37 @@ def run_client(coroutine: Coroutine[Any, Any, None]) -> None:
         runner.run(coroutine)
 
 
+# --- a run's queues ----------------------------------------------------------------------------
+
+
+async def create_queues(endpoint: str, names: Sequence[str], visibility: int) -> list[str]:
+    """One queue per name with this visibility timeout (FIFO where the name ends in .fifo),
+    created one after another; their URLs."""
+    async with client_session() as session:
+        client = SqsJsonClient(session, endpoint)
+        return [
+            await client.create_queue(name, {
+                "VisibilityTimeout": str(visibility),
+                **({"FifoQueue": "true"} if is_fifo(name) else {}),
+            })
+            for name in names
+        ]
+
+
+async def count_and_delete_queues(endpoint: str, queue_urls: Sequence[str]) -> int:
+    """Messages still in the queues (visible or in flight); then the queues are deleted."""
+    left = 0
+    async with client_session() as session:
+        client = SqsJsonClient(session, endpoint)
+        for url in queue_urls:
+            attributes = await client.queue_attributes(
+                url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+            )
+            left += sum(int(value) for value in attributes.values())
+            await client.delete_queue(url)
+    return left
+
+
 # --- consumers ---------------------------------------------------------------------------------
 
 
@@ -249,17 +282,10 @@ class ConsumerPool:
                 await asyncio.sleep(PAUSE_AFTER_ERROR_SECONDS)
                 continue
             answered = time.time()
-            if not messages:
-                self._ledger.record_duration("ReceiveMessage (empty)", answered - requested)
-                continue
-            self._ledger.record_duration("ReceiveMessage", answered - requested)
-            for message in messages:
-                count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
-                self._ledger.record_delivery(Delivery(
-                    message["MessageId"], message["Body"], queue_url, requested, answered,
-                    plan.visibility_seconds, int(count) if count else None,
-                ))
-            await delete_batch(self._client, self._ledger, queue_url, messages)
+            self._ledger.record_receive(queue_url, messages, requested, answered,
+                                        plan.visibility_seconds)
+            if messages:
+                await delete_batch(self._client, self._ledger, queue_url, messages)
 
 
 async def delete_batch(

@@ -41,13 +41,12 @@ import argparse
 import asyncio
 import multiprocessing
 import multiprocessing.queues
-import queue
 import shlex
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +54,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import host_lines, raise_open_file_limit, target_server, write_section  # noqa: E402
+from _common import (  # noqa: E402
+    DocSection,
+    arrivals,
+    host_lines,
+    raise_open_file_limit,
+    target_server,
+)
 
 from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
 from benchmarks._sqs_wire import (  # noqa: E402
@@ -65,14 +70,14 @@ from benchmarks._sqs_wire import (  # noqa: E402
     SendPlan,
     SqsJsonClient,
     client_session,
+    count_and_delete_queues,
+    create_queues,
     error_code,
     run_client,
     send_messages,
 )
 
-DOC = ROOT / "docs" / "reliability.md"
-BEGIN = "<!-- concurrency-soak:begin -->"
-END = "<!-- concurrency-soak:end -->"
+SECTION = DocSection(ROOT / "docs" / "reliability.md", "concurrency-soak", "Reliability")
 FLUSH_SECONDS = 0.5  # how often a client process ships its records to the parent
 POLLS_STARTED_PER_SECOND = 1000  # the ramp: so many new connections a second, all processes
 READY_SECONDS = 120.0  # the consumers' ramp must end within this (plus the ramp itself)
@@ -157,12 +162,7 @@ class Inbox:
 
     def pump(self, seconds: float) -> None:
         """Take whatever arrives for `seconds`."""
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                message = self.messages.get(timeout=left)
-            except queue.Empty:
-                return
+        for message in arrivals(self.messages, seconds):
             kind = message[0]
             if kind == "records":
                 self.ledger.absorb(message[1])
@@ -202,32 +202,6 @@ class LevelResult:
 def split(total: int, parts: int) -> list[int]:
     share, extra = divmod(total, parts)
     return [share + (n < extra) for n in range(parts)]
-
-
-async def create_queues(endpoint: str, names: Sequence[str], visibility: int) -> list[str]:
-    async with client_session() as session:
-        client = SqsJsonClient(session, endpoint)
-        return [
-            await client.create_queue(name, {
-                "VisibilityTimeout": str(visibility),
-                **({"FifoQueue": "true"} if name.endswith(".fifo") else {}),
-            })
-            for name in names
-        ]
-
-
-async def count_and_delete_queues(endpoint: str, queue_urls: Sequence[str]) -> int:
-    """Messages still in the queues (visible or in flight); then the queues are deleted."""
-    left = 0
-    async with client_session() as session:
-        client = SqsJsonClient(session, endpoint)
-        for url in queue_urls:
-            attributes = await client.queue_attributes(
-                url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-            )
-            left += sum(int(value) for value in attributes.values())
-            await client.delete_queue(url)
-    return left
 
 
 def run_level(endpoint: str, polls: int, args: argparse.Namespace) -> LevelResult:
@@ -456,7 +430,7 @@ def main() -> int:
     text = report(results, args, command, server.description)
     print(text)
     if args.write_docs:
-        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Reliability")
+        SECTION.write(text)
     return 0 if all(result.verdict.clean for result in results) else 1
 
 

@@ -30,12 +30,11 @@ import asyncio
 import contextlib
 import multiprocessing
 import multiprocessing.queues
-import queue
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import host_lines, target_server, write_section  # noqa: E402
+from _common import DocSection, arrivals, command_line, host_lines, target_server  # noqa: E402
 
 from benchmarks._compact_ledger import CompactLedger, CompactVerdict, percentile  # noqa: E402
 from benchmarks._duplicate_clients import (  # noqa: E402
@@ -53,11 +52,9 @@ from benchmarks._duplicate_clients import (  # noqa: E402
     consumer_process,
     producer_process,
 )
-from benchmarks._sqs_wire import SqsJsonClient, client_session  # noqa: E402
+from benchmarks._sqs_wire import count_and_delete_queues, create_queues  # noqa: E402
 
-DOC = ROOT / "docs" / "performance.md"
-BEGIN = "<!-- duplicate_rate:begin -->"
-END = "<!-- duplicate_rate:end -->"
+SECTION = DocSection(ROOT / "docs" / "performance.md", "duplicate_rate", "Performance")
 PROGRESS_SECONDS = 30.0
 
 
@@ -73,12 +70,7 @@ class Run:
     producer_done: bool = False
 
     def pump(self, seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                message = self.channel.get(timeout=left)
-            except queue.Empty:
-                return
+        for message in arrivals(self.channel, seconds):
             if message[0] == "records":
                 self.absorb(*message[1:])
             elif message[0] == "producer-done":
@@ -170,25 +162,6 @@ def run_load(endpoint: str, args: argparse.Namespace) -> tuple[Run, dict[str, fl
     return run, timing
 
 
-async def create_queues(endpoint: str, names: Sequence[str], visibility: int) -> list[str]:
-    async with client_session() as session:
-        client = SqsJsonClient(session, endpoint)
-        return [await client.create_queue(name, {"VisibilityTimeout": str(visibility)})
-                for name in names]
-
-
-async def count_and_delete_queues(endpoint: str, queue_urls: Sequence[str]) -> int:
-    left = 0
-    async with client_session() as session:
-        client = SqsJsonClient(session, endpoint)
-        for url in queue_urls:
-            attributes = await client.queue_attributes(
-                url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
-            left += sum(int(value) for value in attributes.values())
-            await client.delete_queue(url)
-    return left
-
-
 def per_million(count: int, of: int) -> str:
     return f"{1_000_000 * count / of:.2f}" if of else "—"
 
@@ -260,8 +233,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="`cqs serve --workers N`")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
-    command = " ".join(["python benchmarks/duplicate_rate.py", *sys.argv[1:]]).replace(
-        " --write-docs", "")
+    command = command_line("duplicate_rate.py")
     with (tempfile.TemporaryDirectory(prefix="cqs-duprate-") as work,
           target_server(args.endpoint, None, args.workers, Path(work)) as server):
         run, timing = run_load(server.endpoint, args)
@@ -269,7 +241,7 @@ def main() -> int:
     text = report(verdict, run, timing, args, server.description, command)
     print(text)
     if args.write_docs:
-        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
+        SECTION.write(text)
     if not verdict.clean:
         print(f"NOT CLEAN: {verdict.lost} lost (e.g. {verdict.lost_examples}), "
               f"{verdict.unexpected_duplicates} unexpected duplicates "

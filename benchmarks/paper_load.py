@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,16 +43,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import _peer_servers as servers  # noqa: E402
-from _common import host_lines, write_section  # noqa: E402
+from _common import DocSection, command_line, host_lines  # noqa: E402
 from _peer_servers import Target  # noqa: E402
 
 from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
 from benchmarks._paper_clients import LoadPlan, ShareResult, run_share  # noqa: E402
-from benchmarks._sqs_wire import SqsJsonClient, client_session  # noqa: E402
+from benchmarks._sqs_wire import count_and_delete_queues, create_queues  # noqa: E402
 
-DOC = ROOT / "docs" / "performance.md"
-BEGIN = "<!-- paper_load:begin -->"
-END = "<!-- paper_load:end -->"
+SECTION = DocSection(ROOT / "docs" / "performance.md", "paper_load", "Performance")
 DEFAULT_GOALS = "10,50,75,100,250,500,1000"
 START_DELAY_SECONDS = 3.0  # the client processes are told to start this far ahead
 
@@ -112,27 +110,6 @@ class GoalResult:
         if self.left_in_queues:
             found.append(f"{self.left_in_queues} left in the queues")
         return ", ".join(found) or "none"
-
-
-async def create_queues(endpoint: str, names: Sequence[str], visibility: int) -> list[str]:
-    async with client_session() as session:
-        client = SqsJsonClient(session, endpoint)
-        return [await client.create_queue(name, {"VisibilityTimeout": str(visibility)})
-                for name in names]
-
-
-async def count_and_delete_queues(endpoint: str, queue_urls: Sequence[str]) -> int:
-    """Messages still in the queues (visible or in flight); then the queues are deleted."""
-    left = 0
-    async with client_session() as session:
-        client = SqsJsonClient(session, endpoint)
-        for url in queue_urls:
-            attributes = await client.queue_attributes(
-                url, ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-            )
-            left += sum(int(value) for value in attributes.values())
-            await client.delete_queue(url)
-    return left
 
 
 def run_goal(target: Target, pool: ProcessPoolExecutor, goal: int, seconds: float,
@@ -311,12 +288,11 @@ def main() -> int:
                   f"{result.empty_percent():.0f} % empty, problems: {result.problems()}",
                   flush=True)
     minutes = (time.monotonic() - started) / 60
-    command = " ".join(["python benchmarks/paper_load.py", *sys.argv[1:]]).replace(
-        " --write-docs", "")
+    command = command_line("paper_load.py")
     text = report(results, args, target, minutes, command)
     print(text)
     if args.write_docs:
-        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
+        SECTION.write(text)
     failed = [result for result in results if not result.clean]
     for result in failed:
         print(f"NOT A RESULT: goal {result.goal}: {result.problems()}", file=sys.stderr)

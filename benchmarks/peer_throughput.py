@@ -36,19 +36,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
-import os
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import _peer_servers as servers
-from _common import LOAD_AT_START, machine_summary, write_section
+from _common import DocSection, load_average_span, system_summary
 from _peer_servers import Target
 from sqs_throughput import (
     DOC,
@@ -63,15 +59,8 @@ from sqs_throughput import (
     options_from,
 )
 
-BEGIN = "<!-- peer_throughput:begin -->"
-END = "<!-- peer_throughput:end -->"
-SERVERS: dict[str, Callable[[Path], AbstractContextManager[Target]]] = {
-    "floor": servers.floor,
-    "localstack": servers.localstack,
-    "cqs": functools.partial(servers.cqs, workers=1),
-    "cqs2": functools.partial(servers.cqs, workers=2),
-    "moto": servers.moto,
-}
+SECTION = DocSection(DOC, "peer_throughput", "Performance")
+SERVERS = tuple(servers.STARTERS)
 DEFAULT_SERVERS = "floor,localstack,cqs,cqs2"
 DEFAULT_SCENARIOS = "send,batch,mixed"  # the floor has no FIFO queues
 PHASES = {  # measure's phase -> the table's scenario
@@ -255,23 +244,15 @@ def main() -> int:
     parser.set_defaults(scenarios=DEFAULT_SCENARIOS, messages=20_000)
     args = parser.parse_args()
     options = options_from(args, parser)
-    names = [name.strip() for name in args.servers.split(",") if name.strip()]
-    if unknown := sorted(set(names) - set(SERVERS)):
-        parser.error(f"--servers: {','.join(unknown)}; choose from {','.join(SERVERS)}")
-    if "localstack" in names and not args.localstack_python.exists():
-        parser.error(f"LocalStack is not installed at {args.localstack_python}: run "
-                     "benchmarks/install_localstack, or leave localstack out of --servers")
+    names = servers.chosen_servers(parser, args, SERVERS)
 
     started = time.monotonic()
     runs: list[ServerRun] = []
     with tempfile.TemporaryDirectory(prefix="cqs-peers-") as work:
         for name in names:
-            start = SERVERS[name]
-            if name == "localstack":
-                start = functools.partial(servers.localstack, python=args.localstack_python)
             server_started = time.monotonic()
             print(f"== {name}", flush=True)
-            with start(Path(work)) as target:
+            with servers.started(name, Path(work), args.localstack_python) as target:
                 if args.warmup_messages > 0:
                     warm_up(target.endpoint, args.seconds, args.clients, args.warmup_messages)
                 meter = CpuMeter(target)
@@ -289,16 +270,14 @@ def main() -> int:
           if option != f"--scenarios {DEFAULT_SCENARIOS}"),
     ])
     text = report(runs, "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()} ({platform.system()} "
-        f"{platform.release()}). One run, the servers one after another on the same machine, "
-        f"each with the same {args.clients} boto3 client processes (JSON protocol, one "
-        "request in flight each, on the same 2 CPUs as the servers) and at most "
+        f"Measured {time.strftime('%Y-%m-%d')} on {system_summary()}. One run, the servers "
+        f"one after another on the same machine, each with the same {args.clients} boto3 "
+        "client processes (JSON protocol, one request in flight each, on the same 2 CPUs as "
+        "the servers) and at most "
         f"{args.messages:,} messages per scenario, after an untimed warm-up of "
         f"{args.warmup_messages:,} messages through the send and batch scenarios on each "
         "server (so the Cassandra JVM is measured after its JIT warmed up). It took "
-        f"{minutes:.1f} minutes; load "
-        f"average (1 min) {LOAD_AT_START[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
-        f"end. Command: `{command}`.",
+        f"{minutes:.1f} minutes; {load_average_span()}. Command: `{command}`.",
         "",
         *[f"- {run.target.name}: {run.target.description}" for run in runs],
     ]))
@@ -310,7 +289,7 @@ def main() -> int:
                 print(f"NOT A RESULT: {cell.server}, {PHASES[cell.phase]}: {problems}",
                       file=sys.stderr)
     if args.write_docs:
-        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
+        SECTION.write(text)
     return 0 if all(cell.clean for run in runs for cell in run.cells) else 1
 
 

@@ -249,11 +249,9 @@ def receive_delete(job: Job, ledger: DeliveryLedger, stop_when_empty: bool = Fal
         ).get("Messages", [])
         answered = time.time()
         for message in messages:
-            count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
-            ledger.record_delivery(Delivery(
-                message["MessageId"], message["Body"], job.url, requested, answered,
-                VISIBILITY_SECONDS, int(count) if count else None,
-            ))
+            ledger.record_delivery(
+                Delivery.of_message(message, job.url, requested, answered, VISIBILITY_SECONDS)
+            )
         if messages:
             tally.errors += delete_received(sqs, ledger, job.url, messages)
         tally.record(len(messages), started)

@@ -29,43 +29,27 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import _peer_servers as servers
-from _common import LOAD_AT_START, ROOT, machine_summary, sqs_client, write_section
+from _common import ROOT, DocSection, git_commit, load_average_span, sqs_client, system_summary
 from _peer_servers import Target
 
 sys.path.insert(0, str(ROOT))
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from benchmarks._blocking_sqs import (
-    BlockingSqs,
-    Timings,
-    drain,
-    time_end_to_end,
-    time_sends,
-)
+from benchmarks._blocking_sqs import BlockingSqs, Timings, drain, time_end_to_end, time_sends
 from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile
 
-DOC = ROOT / "docs" / "performance.md"
-BEGIN = "<!-- unloaded_latency:begin -->"
-END = "<!-- unloaded_latency:end -->"
-SERVERS: dict[str, Callable[[Path], AbstractContextManager[Target]]] = {
-    "floor": servers.floor,
-    "localstack": servers.localstack,
-    "cqs": functools.partial(servers.cqs, workers=1),
-    "cqs2": functools.partial(servers.cqs, workers=2),
-}
+SECTION = DocSection(ROOT / "docs" / "performance.md", "unloaded_latency", "Performance")
+SERVERS = ("floor", "localstack", "cqs", "cqs2")  # of _peer_servers.STARTERS
 DEFAULT_SERVERS = "floor,localstack,cqs"
 SEND, SEND_BOTO3, END_TO_END = "send", "send, boto3 client", "end to end (send → receive)"
 QUEUE_KEYS = {SEND: "send", SEND_BOTO3: "boto3", END_TO_END: "e2e"}
@@ -204,12 +188,7 @@ def main() -> int:
                         "benchmarks/install_localstack puts under benchmarks/.peers)")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
-    names = [name.strip() for name in args.servers.split(",") if name.strip()]
-    if unknown := sorted(set(names) - set(SERVERS)):
-        parser.error(f"--servers: {','.join(unknown)}; choose from {','.join(SERVERS)}")
-    if "localstack" in names and not args.localstack_python.exists():
-        parser.error(f"LocalStack is not installed at {args.localstack_python}: run "
-                     "benchmarks/install_localstack, or leave localstack out of --servers")
+    names = servers.chosen_servers(parser, args, SERVERS)
 
     started = time.monotonic()
     run_id = uuid.uuid4().hex[:8]
@@ -217,15 +196,10 @@ def main() -> int:
     descriptions: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cqs-latency-") as work:
         for name in names:
-            start = SERVERS[name]
-            if name == "localstack":
-                start = functools.partial(servers.localstack, python=args.localstack_python)
             print(f"== {name} (load {os.getloadavg()[0]:.1f})", flush=True)
-            with start(Path(work)) as target:
+            with servers.started(name, Path(work), args.localstack_python) as target:
                 cells += measure_server(target, args, run_id)
                 descriptions.append(f"- {target.name}: {target.description}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
     command = " ".join([
         "python benchmarks/unloaded_latency.py",
         *([f"--servers {args.servers}"] if args.servers != DEFAULT_SERVERS else []),
@@ -233,12 +207,11 @@ def main() -> int:
         f"--settle-ms {args.settle_ms:g}", *([] if args.boto3 else ["--no-boto3"]),
     ])
     text = "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d %H:%M')} at commit {commit} on {machine_summary()} "
-        f"({platform.system()} {platform.release()}), the servers one after another, "
+        f"Measured {time.strftime('%Y-%m-%d %H:%M')} at commit {git_commit()} on "
+        f"{system_summary()}, the servers one after another, "
         f"{args.rounds} rounds each of {args.messages:,} timed calls after {args.warmup} "
         f"untimed ones per measurement. It took {(time.monotonic() - started) / 60:.1f} "
-        f"minutes; load average (1 min) {LOAD_AT_START[0]:.1f} at the start, "
-        f"{os.getloadavg()[0]:.1f} at the end. Command: `{command}`.",
+        f"minutes; {load_average_span()}. Command: `{command}`.",
         "",
         *descriptions,
         "",
@@ -248,7 +221,7 @@ def main() -> int:
     ])
     print(text)
     if args.write_docs:
-        write_section(DOC, BEGIN, END, f"{BEGIN}\n{text}\n{END}", "Performance")
+        SECTION.write(text)
     failed = [cell for cell in cells if not cell.clean]
     for cell in failed:
         print(f"NOT A RESULT: {cell.server}, {cell.measurement}: lost "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -62,23 +62,33 @@ class SqsQueue:
 
     @property
     def client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                self._client = self._make_client()
-            return self._client
+        return self._made_once("_client", self._make_client)
 
-    def _make_client(self) -> Any:
+    def _made_once(self, attribute: str, make: Callable[[], Any]) -> Any:
+        """The object kept in `attribute`, made by `make` on first use; the lock keeps
+        threads racing for it (parallel batch calls) from making two."""
+        with self._lock:
+            if getattr(self, attribute) is None:
+                setattr(self, attribute, make())
+            return getattr(self, attribute)
+
+    def _session(self) -> Any:
+        """A boto3 session with the connection's credentials and region."""
         import boto3
-        from botocore.config import Config
 
         c = self.connection
-        session = boto3.session.Session(
+        return boto3.session.Session(
             aws_access_key_id=c.access_key_id,
             aws_secret_access_key=c.secret_access_key,
             aws_session_token=c.session_token,
             region_name=c.region,
         )
-        return session.client(
+
+    def _make_client(self) -> Any:
+        from botocore.config import Config
+
+        c = self.connection
+        return self._session().client(
             "sqs",
             endpoint_url=c.endpoint,
             config=Config(
@@ -93,24 +103,13 @@ class SqsQueue:
     def extensions(self) -> Any:
         """cqs's client for its actions beyond SQS (`cqs.extension_client`), on the same
         endpoint and credentials as the boto3 client."""
-        with self._lock:
-            if self._extensions is None:
-                self._extensions = self._make_extensions()
-            return self._extensions
+        return self._made_once("_extensions", self._make_extensions)
 
     def _make_extensions(self) -> Any:
-        import boto3
-
         from cqs.extension_client import ExtensionClient
 
         c = self.connection
-        session = boto3.session.Session(
-            aws_access_key_id=c.access_key_id,
-            aws_secret_access_key=c.secret_access_key,
-            aws_session_token=c.session_token,
-            region_name=c.region,
-        )
-        credentials = session.get_credentials()
+        credentials = self._session().get_credentials()
         if credentials is None:
             raise RuntimeError(f"no AWS credentials to sign requests to {c.queue} with")
         frozen = credentials.get_frozen_credentials()

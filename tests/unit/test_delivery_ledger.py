@@ -197,3 +197,17 @@ def test_delivery_with_another_body_than_sent_is_a_changed_body() -> None:
     verdict = ledger.verdict()
     assert verdict.changed_bodies == 1
     assert verdict.lost == ()
+
+
+def test_receive_answer_records_its_duration_and_each_message_with_its_receive_count() -> None:
+    ledger = DeliveryLedger()
+    ledger.record_receive("q", [], 1.0, 1.5, VISIBILITY)
+    ledger.record_receive("q", [
+        {"MessageId": "a", "Body": "body-a", "Attributes": {"ApproximateReceiveCount": "2"}},
+        {"MessageId": "b", "Body": "body-b"},  # a server that left the attribute out
+    ], 2.0, 2.25, VISIBILITY)
+    assert ledger.durations == {"ReceiveMessage (empty)": [0.5], "ReceiveMessage": [0.25]}
+    assert ledger.deliveries == [
+        Delivery("a", "body-a", "q", 2.0, 2.25, VISIBILITY, 2),
+        Delivery("b", "body-b", "q", 2.0, 2.25, VISIBILITY, None),
+    ]
