@@ -1,8 +1,8 @@
 """Auto-pipelining of the Lua script calls to one Redis server.
 
 Owns how concurrent EVALSHA calls share a connection: the calls made in one event-loop turn
-are queued, and one flush sends them with one socket write on one pooled connection and
-reads the replies in order, handing each caller its own result or its own error. A flush
+are queued, and one flush sends them with one socket write on the pipeline's own connection
+and reads the replies in order, handing each caller its own result or its own error. A flush
 is bounded (`max_commands`, `max_bytes`); what is left waits for the next one, which starts
 as soon as the previous one is read. Each caller keeps the semantics of a call of its own:
 - a script error (a Lua error, OOM, NOSCRIPT after a retry) fails only its caller;
@@ -12,7 +12,9 @@ as soon as the previous one is read. Each caller keeps the semantics of a call o
   disconnects the connection, so no half-read reply is left for the next flush;
 - a caller that gives up (cancelled) does not stop the flush: its reply is read and dropped.
 
-Only scripts come here: blocking and plain commands take pooled connections of their own.
+The connection is the pipeline's own (one per server, beside the command pool): taking it
+from the pool for each flush cost a lock, telemetry hooks and a readiness probe that waits
+a loop turn. Only scripts come here: blocking and plain commands use the pool.
 Imports asyncio and redis; never the service.
 """
 
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.asyncio import ConnectionPool
+from redis.asyncio.connection import AbstractConnection
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
 
@@ -46,12 +48,12 @@ class ScriptPipeline:
 
     def __init__(
         self,
-        pool: ConnectionPool,
+        connection: AbstractConnection,
         *,
         max_commands: int = MAX_COMMANDS,
         max_bytes: int = MAX_BYTES,
     ) -> None:
-        self._pool = pool
+        self._connection: Any = connection
         self._max_commands = max_commands
         self._max_bytes = max_bytes
         self._pending: deque[_Call] = deque()
@@ -77,20 +79,25 @@ class ScriptPipeline:
                 await flusher
         _fail(list(self._pending), asyncio.CancelledError())
         self._pending.clear()
+        await self._connection.disconnect()
 
     async def _flush_pending(self) -> None:
-        """Flush batches on one pooled connection until nothing is queued."""
+        """Flush batches until nothing is queued."""
+        connection = self._connection
         try:
+            if connection.is_connected and _closed_by_server(connection):
+                await connection.disconnect()  # idle while the server went away: reconnect
             while self._pending:
+                batch, packed = self._take(connection)
+                if not batch:
+                    continue  # every call taken had been cancelled
                 try:
-                    connection = await self._pool.get_connection()  # type: ignore[no-untyped-call]
-                except Exception as error:  # the server is down: as each call would have seen
-                    _fail(self._take_without_packing(), error)
-                    continue
-                try:
-                    await self._flush_batches(connection)
-                finally:
-                    await self._pool.release(connection)
+                    await self._flush(connection, batch, packed)
+                except BaseException as error:
+                    _fail(batch, error)
+                    await connection.disconnect(nowait=True)  # never leave half a reply behind
+                    if not isinstance(error, Exception):
+                        raise
         except Exception as error:  # unforeseen: no queued caller may wait for ever
             _fail(list(self._pending), error)
             self._pending.clear()
@@ -98,20 +105,6 @@ class ScriptPipeline:
         finally:
             if self._flusher is asyncio.current_task():
                 self._flusher = None
-
-    async def _flush_batches(self, connection: Any) -> None:
-        while self._pending:
-            batch, packed = self._take(connection)
-            if not batch:
-                continue  # every call taken had been cancelled
-            try:
-                await self._flush(connection, batch, packed)
-            except BaseException as error:
-                _fail(batch, error)
-                await connection.disconnect(nowait=True)  # never leave half a reply behind
-                if not isinstance(error, Exception):
-                    raise
-                return  # the next batch gets a fresh connection
 
     def _take(self, connection: Any) -> tuple[list[_Call], list[bytes]]:
         """The next batch (calls whose caller still waits) and its packed commands."""
@@ -131,10 +124,6 @@ class ScriptPipeline:
             packed.extend(chunks)
             size += sum(map(len, chunks))
         return batch, packed
-
-    def _take_without_packing(self) -> list[_Call]:
-        count = min(len(self._pending), self._max_commands)
-        return [self._pending.popleft() for _ in range(count)]
 
     async def _flush(self, connection: Any, batch: list[_Call], packed: list[bytes]) -> None:
         """One write, then every reply in order; NOSCRIPT calls are sent again once."""
@@ -167,6 +156,12 @@ class ScriptPipeline:
                 _settle(call, error=error)
                 continue
             _settle(call, result=reply)
+
+
+def _closed_by_server(connection: Any) -> bool:
+    """Whether the server closed the connection (its end seen) since the last flush."""
+    reader = getattr(connection, "_reader", None)
+    return reader is None or reader.at_eof()
 
 
 def _pack(connection: Any, call: _Call) -> list[bytes]:

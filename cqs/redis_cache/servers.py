@@ -186,7 +186,9 @@ class RedisServer:
         self.client: Redis = self._new_client(max_connections=limits.max_connections)
         self.feed_client: Redis = self._new_client(max_connections=None)
         self.scripts: QueueScripts = register_scripts(self.client)
-        self._scripts = ScriptPipeline(self.client.connection_pool)
+        self._scripts = ScriptPipeline(
+            self.client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+        )
         self.breaker = ServerBreaker(self.label, limits.down_seconds)
         self._slots = asyncio.Semaphore(limits.max_connections)
         self._in_use = 0

@@ -22,7 +22,6 @@ from redis.exceptions import ResponseError
 
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.errors import StorageBusy, StorageUnavailable
-from cqs.model import QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import RedisServer, ServerLimits
 from tests.contract.test_message_cache import make_message, nonces, now_ms, ready_queue
