@@ -128,7 +128,7 @@ class ScriptPipeline:
     async def _flush(self, connection: Any, batch: list[_Call], packed: list[bytes]) -> None:
         """One write, then every reply in order; NOSCRIPT calls are sent again once."""
         self.flushes += 1
-        await connection.send_packed_command(packed, check_health=False)
+        await _write(connection, packed)
         forgotten: list[_Call] = []
         for call in batch:
             try:
@@ -156,6 +156,18 @@ class ScriptPipeline:
                 _settle(call, error=error)
                 continue
             _settle(call, result=reply)
+
+
+async def _write(connection: Any, packed: list[bytes]) -> None:
+    """Write the batch; wait (with redis-py's write timeout and errors) only when the socket
+    did not take it all at once. redis-py's own write wraps every write in a task with a
+    timeout, which costs more than a small batch."""
+    if not connection.is_connected:
+        await connection.connect_check_health(check_health=False)
+    writer = connection._writer
+    writer.writelines(packed)
+    if writer.transport.get_write_buffer_size():
+        await connection.send_packed_command([], check_health=False)
 
 
 def _closed_by_server(connection: Any) -> bool:

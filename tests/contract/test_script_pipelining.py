@@ -233,3 +233,24 @@ async def test_a_flush_is_bounded_and_the_rest_follow_in_the_next_ones(server: R
     # 8 calls of 200 KiB (512 KiB a flush) and 56 small ones (64 calls a flush): several
     assert server.script_flushes - flushes_before >= 3
 
+
+
+async def test_a_redis_restarted_while_no_call_ran_answers_the_next_call_at_once(
+    lone_redis: EmbeddedRedis, tmp_path: Path
+) -> None:
+    server = RedisServer(lone_redis.url, ServerLimits(down_seconds=60.0))
+    restarted: EmbeddedRedis | None = None
+    try:
+        echo = server.client.register_script(ECHO)
+        assert await run(server, echo, ["k"], ["before"]) == ["k", "before"]
+        lone_redis.kill()
+        await asyncio.sleep(0.1)  # idle: the loop sees the server close the connection
+        restarted = EmbeddedRedis(tmp_path / "redis-again", port=lone_redis.port)
+        restarted.start()
+        # no caller pays for the stale connection (a failure would open the breaker for 60 s)
+        assert await run(server, echo, ["k"], ["after"]) == ["k", "after"]
+        assert not server.breaker.is_down
+    finally:
+        await server.close()
+        if restarted is not None:
+            restarted.stop()
