@@ -14,8 +14,9 @@ as soon as the previous one is read. Each caller keeps the semantics of a call o
 
 The connection is the pipeline's own (one per server, beside the command pool): taking it
 from the pool for each flush cost a lock, telemetry hooks and a readiness probe that waits
-a loop turn. Only scripts come here: blocking and plain commands use the pool.
-Imports asyncio and redis; never the service.
+a loop turn. The write and the idle check reach into redis-py's connection (its stream
+writer and reader); tests/contract/test_script_pipelining.py covers both. Only scripts come
+here: blocking and plain commands use the pool. Imports asyncio and redis; never the service.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class ScriptPipeline:
         """EVALSHA `script` with `keys` and `args` in the next flush; its reply or its error."""
         reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append(_Call(script, keys, args, reply))
-        if self._flusher is None:
+        if self._flusher is None or self._flusher.done():
             # A task's first step runs on the loop's next turn: every call made in this
             # turn is queued by then and goes out in the same write.
             self._flusher = asyncio.ensure_future(self._flush_pending())
