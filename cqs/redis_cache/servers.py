@@ -16,8 +16,9 @@ Pub/sub connections come from a client of their own, so the arrivals feed never 
 command slot. A server is named in logs and metrics by its label (`host:port/db`) and on the
 ring by its URL without credentials (`ring_node`), so neither ever shows a password, and
 adding a password or TLS to a URL moves no queue; `rediss://` URLs connect over TLS,
-verified with the files of `RedisTls`. Imports redis, the errors, the ring and the scripts; never the service or
-aiohttp.
+verified with the files of `RedisTls`. Script calls go through the server's
+`ScriptPipeline`. Imports redis, the errors, the ring, the scripts and the pipeline; never
+the service or aiohttp.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, OutOfMemoryError, ReadOnlyError, ResponseError
+from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cqs.errors import StorageBusy, StorageUnavailable
 from cqs.model import QueueIdentity
+from cqs.redis_cache.pipelining import ScriptPipeline
 from cqs.redis_cache.ring import HashRing
 from cqs.redis_cache.scripts import SCRIPT_NAMES, QueueScripts, register_scripts
 
@@ -184,6 +186,9 @@ class RedisServer:
         self.client: Redis = self._new_client(max_connections=limits.max_connections)
         self.feed_client: Redis = self._new_client(max_connections=None)
         self.scripts: QueueScripts = register_scripts(self.client)
+        self._scripts = ScriptPipeline(
+            self.client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+        )
         self.breaker = ServerBreaker(self.label, limits.down_seconds)
         self._slots = asyncio.Semaphore(limits.max_connections)
         self._in_use = 0
@@ -202,6 +207,11 @@ class RedisServer:
             max_connections=max_connections,
             **self._tls.client_options(self.url),
         )
+
+    @property
+    def script_flushes(self) -> int:
+        """How many batched writes of script calls this server got so far."""
+        return self._scripts.flushes
 
     def pool_figures(self) -> PoolFigures:
         return PoolFigures(self._in_use, self._waiting, self._limits.max_connections)
@@ -246,32 +256,11 @@ class RedisServer:
     async def eval_script(
         self, script: AsyncScript, keys: Sequence[str], args: Sequence[str | int]
     ) -> Any:
-        """EVALSHA on a pooled connection, straight: redis-py's command path (retry wrapper,
-        telemetry hooks, per-call option handling) costs more than the script on the hot
-        path. Loads the script when the server does not know it (restarted, flushed)."""
-        pool = self.client.connection_pool
-        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-        try:
-            try:
-                return await self._evalsha(connection, script, keys, args)
-            except NoScriptError:
-                await connection.send_command("SCRIPT", "LOAD", script.script)
-                script.sha = await connection.read_response()
-                return await self._evalsha(connection, script, keys, args)
-        except ResponseError:
-            raise  # the reply was read whole: the connection is fine
-        except BaseException:
-            await connection.disconnect()  # never leave half a reply for the next caller
-            raise
-        finally:
-            await pool.release(connection)
-
-    @staticmethod
-    async def _evalsha(
-        connection: Any, script: AsyncScript, keys: Sequence[str], args: Sequence[str | int]
-    ) -> Any:
-        await connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-        return await connection.read_response()
+        """EVALSHA through the server's script pipeline: the scripts of concurrent requests
+        share one write and one read on one connection (redis-py's command path, with its
+        retry wrapper, telemetry hooks and per-call options, is bypassed). Loads the script
+        when the server does not know it (restarted, flushed)."""
+        return await self._scripts.run(script, keys, args)
 
     async def _admit(self) -> None:
         """Take a command slot; wait up to the pool wait when all are busy (back-pressure)."""
@@ -313,6 +302,7 @@ class RedisServer:
                 await client.aclose()
 
     async def close(self) -> None:
+        await self._scripts.close()
         await self.client.aclose()
         await self.feed_client.aclose()
 
