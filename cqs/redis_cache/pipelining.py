@@ -8,8 +8,9 @@ as soon as the previous one is read. Each caller keeps the semantics of a call o
 - a script error (a Lua error, OOM, NOSCRIPT after a retry) fails only its caller;
 - NOSCRIPT (server restarted or flushed): the script is loaded and only the affected calls
   are sent again;
-- a connection failure or timeout fails every caller of the flush with that error and
-  disconnects the connection, so no half-read reply is left for the next flush;
+- a connection failure or timeout fails every caller of the flush, and every call queued
+  behind it, with that error and disconnects the connection, so no half-read reply is left
+  for the next flush and a dead server costs one connect timeout, not one per batch;
 - a caller that gives up (cancelled) does not stop the flush: its reply is read and dropped.
 
 The connection is the pipeline's own (one per server, beside the command pool): taking it
@@ -95,7 +96,10 @@ class ScriptPipeline:
                 try:
                     await self._flush(connection, batch, packed)
                 except BaseException as error:
-                    _fail(batch, error)
+                    # The calls still queued would meet the same dead connection one flush
+                    # (and one connect timeout) after another: they fail with this one.
+                    _fail(batch + list(self._pending), error)
+                    self._pending.clear()
                     await connection.disconnect(nowait=True)  # never leave half a reply behind
                     if not isinstance(error, Exception):
                         raise

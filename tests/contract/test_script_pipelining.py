@@ -10,7 +10,9 @@ its restart work.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -254,3 +256,32 @@ async def test_a_redis_restarted_while_no_call_ran_answers_the_next_call_at_once
         await server.close()
         if restarted is not None:
             restarted.stop()
+
+
+async def test_a_frozen_redis_fails_every_queued_call_after_one_socket_timeout(
+    lone_redis: EmbeddedRedis,
+) -> None:
+    """Five flushes' worth of calls to a server that stopped answering all fail together when
+    the first flush times out, instead of one socket timeout per flush."""
+    limits = ServerLimits(socket_timeout=1.0, down_seconds=0.0, max_connections=5 * 64)
+    server = RedisServer(lone_redis.url, limits)
+    try:
+        echo = server.client.register_script(ECHO)
+        assert await run(server, echo, ["k"], ["v"]) == ["k", "v"]  # connected, script loaded
+        os.kill(lone_redis.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            outcomes = await asyncio.gather(
+                *(run(server, echo, [f"k{n}"], [str(n)]) for n in range(5 * 64)),
+                return_exceptions=True,
+            )
+            took = time.monotonic() - started
+        finally:
+            os.kill(lone_redis.pid, signal.SIGCONT)
+        assert all(isinstance(o, StorageUnavailable) for o in outcomes), {type(o) for o in outcomes}
+        # One socket timeout (1 s) for the flush, then each caller's probe of the server
+        # (about 2 s more): about 3 s. A socket timeout per flush would add 4 s: about 7 s.
+        assert took < 5.0, f"{took:.1f} s for the queued calls to fail"
+        assert await run(server, echo, ["k"], ["again"]) == ["k", "again"]  # and it comes back
+    finally:
+        await server.close()
