@@ -1,4 +1,4 @@
-"""`cqs groups list|create|delete`: manage a queue's consumer groups on a running server.
+"""`cqs groups list|create|set-filter|delete`: manage a queue's consumer groups on a running server.
 
 Owns the subcommand's flags and its calls: each is one `CqsExtensions.<Action>` request on
 the JSON protocol, signed with SigV4 using the credentials botocore finds (environment,
@@ -26,18 +26,26 @@ JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 
 
 def add_parser(commands: Any) -> None:
-    """Add `groups` and its three actions to the CLI's subcommands."""
-    parser = commands.add_parser("groups", help="list, create or delete a queue's consumer groups")
+    """Add `groups` and its four actions to the CLI's subcommands."""
+    parser = commands.add_parser(
+        "groups", help="list, create, change the filter of or delete a queue's consumer groups"
+    )
     actions = parser.add_subparsers(dest="groups_action", required=True)
     listing = actions.add_parser("list", help="the queue's groups, their URLs and attributes")
     create = actions.add_parser("create", help="add a consumer group to a standard queue")
+    set_filter = actions.add_parser(
+        "set-filter", help="change a group's filter policy for later sends (\"\" removes it)"
+    )
     delete = actions.add_parser("delete", help="delete a consumer group and its messages")
-    for action in (listing, create, delete):
+    for action in (listing, create, set_filter, delete):
         action.add_argument("--queue-url", required=True, help="the queue's URL")
         action.add_argument("--endpoint-url", help="default: the queue URL's scheme and host")
         action.add_argument("--region", default=None, help="signing region (default: botocore's)")
-    for action in (create, delete):
+    for action in (create, set_filter, delete):
         action.add_argument("--name", required=True, help="the group's name")
+    set_filter.add_argument(
+        "--filter-policy", required=True, help='SNS filter-policy JSON; "" removes the filter'
+    )
     create.add_argument("--filter-policy", help="SNS filter-policy JSON on message attributes")
     create.add_argument("--visibility-timeout", help="seconds (default: the queue's)")
     create.add_argument("--redrive-policy", help="RedrivePolicy JSON: the group's own DLQ")
@@ -50,8 +58,10 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"QueueUrl": args.queue_url}
-    if args.groups_action in ("create", "delete"):
+    if args.groups_action in ("create", "set-filter", "delete"):
         body["GroupName"] = args.name
+    if args.groups_action == "set-filter":
+        body["Attributes"] = {"FilterPolicy": args.filter_policy}
     if args.groups_action == "create":
         attributes = {
             "FilterPolicy": args.filter_policy, "VisibilityTimeout": args.visibility_timeout,
@@ -61,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         body["Attributes"] = {k: v for k, v in attributes.items() if v is not None}
     action = {
         "list": "ListConsumerGroups", "create": "CreateConsumerGroup",
-        "delete": "DeleteConsumerGroup",
+        "set-filter": "SetConsumerGroupAttributes", "delete": "DeleteConsumerGroup",
     }[args.groups_action]
     endpoint = args.endpoint_url or _endpoint_of(args.queue_url)
     try:

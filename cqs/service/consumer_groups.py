@@ -22,12 +22,13 @@ import datetime
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cqs import filter_policy, group_names, validation
 from cqs.errors import (
     InvalidAttributeName,
     InvalidParameterValue,
+    QueueDoesNotExist,
     QueueNameExists,
     StorageUnavailable,
 )
@@ -136,6 +137,41 @@ class ConsumerGroups:
         if start_ms < int(now * 1000):
             await self._backfill(queue, _Group(stored, policy), start_ms, int(now * 1000))
         return _described(stored)
+
+    async def set_attributes(
+        self, identity: QueueIdentity, group_name: str, attributes: Mapping[str, str]
+    ) -> ConsumerGroup:
+        """Change a group's FilterPolicy in place ("" removes it): later sends are matched
+        against the new one, here at once and in other processes within the metadata TTL.
+        The group's queue attributes are set on its URL with SetQueueAttributes, as on any
+        queue, and StartAt has no meaning after creation."""
+        queue = await self._parent(identity)
+        group_names.validate_group_name(group_name)
+        unknown = sorted(set(attributes) - {FILTER_POLICY})
+        if unknown:
+            name = unknown[0]
+            if name in GROUP_QUEUE_ATTRIBUTES:
+                reason = f"{name} is set on the group's URL with SetQueueAttributes."
+            elif name == START_AT:
+                reason = "StartAt is given only when the group is created."
+            else:
+                reason = f"Unknown Attribute {name}."
+            raise InvalidAttributeName(reason)
+        group = identity.namespace.queue(group_names.group_queue_name(identity.name, group_name))
+        stored = await self._directory.get(group)  # QueueDoesNotExist when there is none
+        if stored.attributes.get(GROUP_OF_ATTRIBUTE) != queue.queue_id:
+            raise QueueDoesNotExist("The specified queue does not exist.")
+        changed = dict(stored.attributes)
+        if FILTER_POLICY in attributes:
+            text = attributes[FILTER_POLICY]
+            if text == "":
+                changed.pop(FILTER_POLICY_ATTRIBUTE, None)
+            else:
+                changed[FILTER_POLICY_ATTRIBUTE] = filter_policy.parse(text).text
+        updated = replace(stored, attributes=changed, last_modified_timestamp=int(self._clock()))
+        await self._directory.save(updated)
+        self._forget(identity)
+        return _described(updated)
 
     async def list_groups(self, identity: QueueIdentity) -> list[ConsumerGroup]:
         queue = await self._parent(identity)

@@ -345,6 +345,12 @@ class QueueService:
         queue still holds)."""
         return await self._consumer_groups.create(identity, group_name, attributes)
 
+    async def set_consumer_group_attributes(
+        self, identity: QueueIdentity, group_name: str, attributes: Mapping[str, str]
+    ) -> ConsumerGroup:
+        """Change a group's FilterPolicy in place ("" removes it)."""
+        return await self._consumer_groups.set_attributes(identity, group_name, attributes)
+
     async def list_consumer_groups(self, identity: QueueIdentity) -> list[ConsumerGroup]:
         return await self._consumer_groups.list_groups(identity)
 

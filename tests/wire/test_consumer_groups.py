@@ -185,6 +185,63 @@ def test_filters_drop_exactly_the_non_matching_messages(
         assert max(seen.values()) == 1, f"{name}: duplicates {seen.most_common(3)}"
 
 
+def test_a_groups_filter_changes_in_place_and_applies_to_later_sends(
+    speaker: Speaker, groups: Callable[..., dict[str, Any]], queue: str
+) -> None:
+    url = create_group(groups, queue, "watch",
+                       FilterPolicy=json.dumps({"region": [{"prefix": "eu-"}]}))
+    send_all(speaker, queue, [f"a{n}" for n in range(100)], _attributes)
+
+    changed = groups("SetConsumerGroupAttributes", QueueUrl=queue, GroupName="watch",
+                     Attributes={"FilterPolicy": json.dumps({"kind": ["order"]})})
+    assert json.loads(changed["Attributes"]["FilterPolicy"]) == {"kind": ["order"]}
+    listed = groups("ListConsumerGroups", QueueUrl=queue)["ConsumerGroups"]
+    assert [json.loads(g["Attributes"]["FilterPolicy"]) for g in listed] == [{"kind": ["order"]}]
+    send_all(speaker, queue, [f"b{n}" for n in range(100)], _attributes)
+
+    cleared = groups("SetConsumerGroupAttributes", QueueUrl=queue, GroupName="watch",
+                     Attributes={"FilterPolicy": ""})
+    assert "FilterPolicy" not in cleared["Attributes"]
+    send_all(speaker, queue, [f"c{n}" for n in range(100)], _attributes)
+
+    # What was in the group stays; each send met the filter of its time.
+    expected = ({f"a{n}" for n in range(100) if n % 4 in (0, 2)}
+                | {f"b{n}" for n in range(100) if n % 3 == 1}
+                | {f"c{n}" for n in range(100)})
+    seen = drain(speaker, url, len(expected), consumers=2, seconds=30)
+    assert set(seen) == expected, (
+        f"missing {sorted(expected - set(seen))[:5]}, unexpected {sorted(set(seen) - expected)[:5]}"
+    )
+    assert max(seen.values()) == 1, f"duplicates {seen.most_common(3)}"
+
+
+@pytest.mark.json_only
+@pytest.mark.parametrize(
+    ("group", "attributes", "code", "words"),
+    [
+        ("watch", {"FilterPolicy": "{"}, "InvalidParameterValue", "not valid JSON"),
+        ("watch", {"VisibilityTimeout": "5"}, "InvalidAttributeName", "SetQueueAttributes"),
+        ("watch", {"StartAt": "now"}, "InvalidAttributeName", "only when the group is created"),
+        ("watch", {"Colour": "red"}, "InvalidAttributeName", "Unknown Attribute Colour"),
+        ("missing", {"FilterPolicy": ""}, "QueueDoesNotExist", ""),
+    ],
+)
+def test_bad_filter_changes_get_clear_errors_and_change_nothing(
+    groups: Callable[..., dict[str, Any]], queue: str, group: str,
+    attributes: dict[str, str], code: str, words: str,
+) -> None:
+    """JSON only: management is JSON only by design."""
+    policy = json.dumps({"kind": ["order"]})
+    create_group(groups, queue, "watch", FilterPolicy=policy)
+    with pytest.raises(ExtensionError) as refused:
+        groups("SetConsumerGroupAttributes", QueueUrl=queue, GroupName=group,
+               Attributes=attributes)
+    assert (refused.value.status, refused.value.code) == (400, code)
+    assert words in refused.value.message
+    listed = groups("ListConsumerGroups", QueueUrl=queue)["ConsumerGroups"]
+    assert [g["Attributes"]["FilterPolicy"] for g in listed] == [policy]
+
+
 def test_a_group_has_its_own_dead_letter_queue(
     speaker: Speaker, sqs: Any, groups: Callable[..., dict[str, Any]], queue: str
 ) -> None:

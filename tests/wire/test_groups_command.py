@@ -53,6 +53,22 @@ def test_the_groups_command_creates_lists_and_deletes(sqs: Any, queue: str) -> N
     got = sqs.receive_message(QueueUrl=f"{queue}/orders", WaitTimeSeconds=5,
                               MaxNumberOfMessages=10)["Messages"]
     assert [m["Body"] for m in got] == ["order"]
+    sqs.delete_message(QueueUrl=f"{queue}/orders", ReceiptHandle=got[0]["ReceiptHandle"])
+    changed = cqs_groups("set-filter", "--queue-url", queue, "--name", "orders",
+                         "--filter-policy", json.dumps({"kind": ["test"]}))
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(json.loads(changed.stdout)["Attributes"]["FilterPolicy"]) == {
+        "kind": ["test"]}
+    for kind in ("test", "order"):
+        sqs.send_message(QueueUrl=queue, MessageBody=f"{kind} 2", MessageAttributes={
+            "kind": {"DataType": "String", "StringValue": kind}})
+    got = sqs.receive_message(QueueUrl=f"{queue}/orders", WaitTimeSeconds=5,
+                              MaxNumberOfMessages=10)["Messages"]
+    assert [m["Body"] for m in got] == ["test 2"]
+    # The group's queue attributes are set on its URL, as on any queue.
+    sqs.set_queue_attributes(QueueUrl=f"{queue}/orders", Attributes={"VisibilityTimeout": "9"})
+    [group] = json.loads(cqs_groups("list", "--queue-url", queue).stdout)["ConsumerGroups"]
+    assert group["Attributes"]["VisibilityTimeout"] == "9"
     refused = cqs_groups("create", "--queue-url", queue, "--name", "bad",
                          "--filter-policy", "{")
     assert refused.returncode == 1

@@ -1,9 +1,12 @@
-"""Extension actions for consumer groups (create, list, delete): `CqsExtensions.<Action>` handlers.
+"""Extension actions for consumer groups (create, change, list, delete): `CqsExtensions.<Action>`
+handlers.
 
 `CreateConsumerGroup` {QueueUrl, GroupName, Attributes?} answers the group's own QueueUrl
 (`<queue URL>/<group>`), on which any SQS client receives, deletes and changes visibility
 as on a queue; `ListConsumerGroups` {QueueUrl} answers `ConsumerGroups`, each with
 GroupName, QueueUrl, Attributes (FilterPolicy among them when set) and CreatedTimestamp;
+`SetConsumerGroupAttributes` {QueueUrl, GroupName, Attributes: {FilterPolicy}} changes the
+filter in place ("" removes it) and answers the group as ListConsumerGroups describes it;
 `DeleteConsumerGroup` {QueueUrl, GroupName} answers nothing. Access control names the
 action `CqsExtensions.<Action>` on the queue's URL.
 
@@ -21,7 +24,7 @@ from cqs.group_names import group_queue_name
 from cqs.service import QueueService
 from cqs.sqs_api.handlers import ApiCall, Handler
 from cqs.sqs_api.protocol import WireResult
-from cqs.sqs_api.requests.fields import json_required_str, json_str_map
+from cqs.sqs_api.requests.fields import json_required_str, json_required_str_map, json_str_map
 
 
 def _described(call: ApiCall, owner: str, group: ConsumerGroup) -> WireResult:
@@ -50,6 +53,17 @@ async def create_consumer_group(service: QueueService, call: ApiCall) -> WireRes
     return _described(call, queue.account_id, group)
 
 
+async def set_consumer_group_attributes(
+    service: QueueService, call: ApiCall
+) -> WireResult | None:
+    body = call.request.json_body
+    queue = await call.queue(json_required_str(body, "QueueUrl"))
+    group = await service.set_consumer_group_attributes(
+        queue, json_required_str(body, "GroupName"), json_required_str_map(body, "Attributes")
+    )
+    return _described(call, queue.account_id, group)
+
+
 async def list_consumer_groups(service: QueueService, call: ApiCall) -> WireResult | None:
     queue = await call.queue(json_required_str(call.request.json_body, "QueueUrl"))
     groups = await service.list_consumer_groups(queue)
@@ -65,6 +79,7 @@ async def delete_consumer_group(service: QueueService, call: ApiCall) -> WireRes
 
 HANDLERS: Mapping[str, Handler] = {
     "CqsExtensions.CreateConsumerGroup": create_consumer_group,
+    "CqsExtensions.SetConsumerGroupAttributes": set_consumer_group_attributes,
     "CqsExtensions.ListConsumerGroups": list_consumer_groups,
     "CqsExtensions.DeleteConsumerGroup": delete_consumer_group,
 }
