@@ -1,6 +1,6 @@
 """ConsumerGroups: named consumer groups of a standard queue, each served as a queue.
 
-Owns creating, listing and deleting groups, and the fan-out of a send: a copy of each
+Owns creating, listing, re-filtering and deleting groups, and the fan-out of a send: a copy of each
 message sent to a queue goes to every group of the queue whose filter policy matches it.
 A group is the queue `<queue>/<group>` (`cqs.group_names`): its own catalog row, store rows
 and cache keys, so receive, delete, visibility, redrive, retention and the revisibility
@@ -11,7 +11,8 @@ the groups of a deleted queue never receive the sends of a queue re-created with
 Which groups a queue has is read from the catalog (one partition slice) and kept for
 `ttl_seconds`; past that it is served while one background read refreshes it, so a send
 waits on the catalog only for a queue it has never sent to. A group created or deleted
-through this process counts at once; through another, within about `ttl_seconds`.
+through this process, or its filter changed, counts at once; through another, within
+about `ttl_seconds`.
 Imports model, errors, ports, the pure rule modules and sibling mechanisms; never an adapter.
 """
 
