@@ -104,7 +104,7 @@ class CassandraSession:
         self._write_consistency = write_consistency
         self._request_timeout = request_timeout
         self._prepared: dict[tuple[str, bool], PreparedStatement] = {}
-        self._prepare_lock = asyncio.Lock()
+        self._preparing: dict[tuple[str, bool], asyncio.Future[PreparedStatement]] = {}
         # Past the driver's per-connection stream limit it fails requests with
         # NoHostAvailable; queueing here turns a burst into waiting instead of an outage.
         self._in_flight = asyncio.Semaphore(max_in_flight)
@@ -149,26 +149,39 @@ class CassandraSession:
         return names[self._read_consistency], names[self._write_consistency]
 
     async def prepare(self, cql: str, *, write: bool) -> PreparedStatement:
-        """The prepared statement for `cql`, prepared once per session."""
+        """The prepared statement for `cql`, prepared once per session.
+
+        Concurrent callers of one statement share its prepare, and different statements
+        prepare side by side: the driver's prepare waits for every node, so while a node is
+        frozen one slow prepare must not hold up the others."""
         key = (cql, write)
         statement = self._prepared.get(key)
         if statement is not None:
             return statement
-        async with self._prepare_lock:
-            statement = self._prepared.get(key)
-            if statement is None:
-                # Cassandra 1.2 identifies a prepared statement by its text alone, whatever the
-                # keyspace it was prepared in: a second keyspace on the same cluster would run
-                # the first one's statements. The comment makes the text unique per keyspace.
-                text = f"{cql} /* keyspace {self._session.keyspace} */"
-                prepared = await self._run_blocking("prepare", self._session.prepare, text)
-                if prepared is None:
-                    raise StorageUnavailable(f"Cassandra did not prepare {cql!r}")
-                statement = prepared
-                statement.consistency_level = (
-                    self._write_consistency if write else self._read_consistency
-                )
-                self._prepared[key] = statement
+        preparing = self._preparing.get(key)
+        if preparing is None:
+            preparing = asyncio.ensure_future(self._prepare_now(cql, write))
+            self._preparing[key] = preparing
+            preparing.add_done_callback(partial(self._prepared_or_failed, key))
+        return await asyncio.shield(preparing)  # a caller giving up leaves it to the others
+
+    def _prepared_or_failed(
+        self, key: tuple[str, bool], preparing: asyncio.Future[PreparedStatement]
+    ) -> None:
+        self._preparing.pop(key, None)  # a failed prepare is tried again by the next caller
+        if not preparing.cancelled():
+            preparing.exception()  # retrieved here when every caller gave up
+
+    async def _prepare_now(self, cql: str, write: bool) -> PreparedStatement:
+        # Cassandra 1.2 identifies a prepared statement by its text alone, whatever the
+        # keyspace it was prepared in: a second keyspace on the same cluster would run the
+        # first one's statements. The comment makes the text unique per keyspace.
+        text = f"{cql} /* keyspace {self._session.keyspace} */"
+        statement = await self._run_blocking("prepare", self._session.prepare, text)
+        if statement is None:
+            raise StorageUnavailable(f"Cassandra did not prepare {cql!r}")
+        statement.consistency_level = self._write_consistency if write else self._read_consistency
+        self._prepared[(cql, write)] = statement
         return statement
 
     async def read(self, cql: str, parameters: Sequence[Any] = ()) -> list[Row]:
@@ -178,22 +191,29 @@ class CassandraSession:
         await self.execute(await self.prepare(cql, write=True), parameters)
 
     async def execute(self, statement: Any, parameters: Sequence[Any] | None = None) -> list[Row]:
-        """Run one statement; all its rows (driver paging is off on every protocol version)."""
-        async with self._in_flight:
-            if self._observe is None:
-                return await self._execute(statement, parameters)
-            started = time.perf_counter()
-            coordinator: list[str] = []
-            ok = False
-            try:
-                rows = await self._execute(statement, parameters, coordinator)
-                ok = True
-                return rows
-            finally:
-                self._observe(
-                    "cassandra", coordinator[0] if coordinator else "unknown",
-                    self._operation(statement), time.perf_counter() - started, ok,
-                )
+        """Run one statement; all its rows (driver paging is off on every protocol version).
+
+        Bounded as a whole, the wait for an in-flight slot included: while a node is frozen
+        the slots fill with statements sent to it, and a queue behind them would otherwise
+        make a call wait several timeouts (docs/reliability.md bounds every call)."""
+        with unavailable_on_driver_errors("request"):
+            # The driver's own timeout normally fires first; this bounds the call regardless.
+            async with asyncio.timeout(self._request_timeout + 1.0):
+                async with self._in_flight:
+                    if self._observe is None:
+                        return await self._execute(statement, parameters)
+                    started = time.perf_counter()
+                    coordinator: list[str] = []
+                    ok = False
+                    try:
+                        rows = await self._execute(statement, parameters, coordinator)
+                        ok = True
+                        return rows
+                    finally:
+                        self._observe(
+                            "cassandra", coordinator[0] if coordinator else "unknown",
+                            self._operation(statement), time.perf_counter() - started, ok,
+                        )
 
     def _operation(self, statement: Any) -> str:
         query = getattr(getattr(statement, "prepared_statement", statement), "query_string", "")
@@ -219,6 +239,8 @@ class CassandraSession:
         def submit() -> None:
             # Runs on a submit thread (protocol v1/v2) or inline; either way the answer comes
             # back through `answer` alone, so the loop is woken once per statement.
+            if answer.done():  # queued for a submit thread until its caller gave up
+                return
             try:
                 response = self._session.execute_async(
                     statement, parameters, timeout=self._request_timeout
@@ -230,14 +252,11 @@ class CassandraSession:
                 coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
             response.add_callbacks(deliver, fail)
 
-        with unavailable_on_driver_errors("request"):
-            # The driver's own timeout normally fires first; this bounds the call regardless.
-            async with asyncio.timeout(self._request_timeout + 1.0):
-                if self._submitter is None:
-                    submit()
-                else:
-                    self._submitter.submit(submit)
-                return await answer
+        if self._submitter is None:
+            submit()
+        else:
+            self._submitter.submit(submit)
+        return await answer
 
     async def write_text(self, cql: str) -> None:
         """A write whose values are all literals in its text, at the write consistency.
