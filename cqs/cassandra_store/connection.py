@@ -35,7 +35,7 @@ from cassandra.policies import (
     TokenAwarePolicy,
 )
 
-from cqs.cassandra_store import compatibility, schema
+from cqs.cassandra_store import compatibility, reactor, schema
 from cqs.cassandra_store.session import (
     BackendObserver,
     CassandraSession,
@@ -285,6 +285,8 @@ def build_cluster(
         options["auth_provider"] = provider
     if connection.ssl_context is not None:
         options["ssl_context"] = connection.ssl_context
+    if (quiet_timers := reactor.connection_class()) is not None:
+        options["connection_class"] = quiet_timers
     cluster = Cluster(
         contact_points=[host for host, _ in endpoints],
         port=ports.pop(),

@@ -45,6 +45,9 @@ _UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
 DEFAULT_MAX_IN_FLIGHT = 128
 # Threads that submit statements when the protocol's pools can block the caller (v1/v2).
 SUBMIT_THREADS = 4
+# On v1/v2, a statement is still submitted inline while every host's least busy connection
+# has fewer streams in use than this (of 128): the driver takes a stream without waiting.
+INLINE_STREAM_LIMIT = 64
 _AGREED_SETTING_READS = 5
 # How long after the first write of a setting racing writers may still be landing.
 SETTING_SETTLE_MS = 2000
@@ -110,8 +113,9 @@ class CassandraSession:
         self._in_flight = asyncio.Semaphore(max_in_flight)
         # Protocol v1/v2 pools make `execute_async` wait on the calling thread for a free
         # connection (up to 2 s a host, fixed in the driver) once a host's connections are
-        # full, as they get when a node freezes: submitted from a few threads there, so the
-        # event loop never stalls. v3+ (one connection, 32k streams a host) submits inline.
+        # full, as they get when a node freezes: submitted from a few threads then, so the
+        # event loop never stalls (and inline while every pool has room: `_pools_have_room`).
+        # v3+ (one connection, 32k streams a host) submits inline.
         self._submitter = (
             ThreadPoolExecutor(SUBMIT_THREADS, "cqs-cassandra-submit")
             if int(cluster.protocol_version) < 3 else None
@@ -252,11 +256,26 @@ class CassandraSession:
                 coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
             response.add_callbacks(deliver, fail)
 
-        if self._submitter is None:
+        if self._submitter is None or self._pools_have_room():
             submit()
         else:
             self._submitter.submit(submit)
         return await answer
+
+    def _pools_have_room(self) -> bool:
+        """Whether a v1/v2 `execute_async` would take a stream at once on any host: every
+        host's pool has a connection with streams to spare (orphaned streams of a frozen
+        node count as used). Reads the driver's pools; anything unexpected answers False,
+        and the statement goes through the submit threads as before."""
+        try:
+            pools = list(self._session._pools.values())
+            return bool(pools) and all(
+                pool._connections
+                and min(c.in_flight for c in pool._connections) < INLINE_STREAM_LIMIT
+                for pool in pools
+            )
+        except Exception:
+            return False
 
     async def write_text(self, cql: str) -> None:
         """A write whose values are all literals in its text, at the write consistency.

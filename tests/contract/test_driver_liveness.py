@@ -8,12 +8,15 @@ they do to a frozen node of a cluster is tests/cluster/test_node_frozen.py's.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import time
+from collections.abc import Callable
 
 import pytest
 from cassandra import OperationTimedOut
 
-from cqs.cassandra_store import connect
+from cqs.cassandra_store import connect, reactor
 from cqs.main import cassandra_connection
 from cqs.settings import load_settings
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
@@ -82,3 +85,53 @@ async def test_heartbeat_and_reconnection_timings_that_make_no_sense_fail_before
     with pytest.raises(ValueError, match=message):
         await connect(cassandra_connection(settings))
 
+
+async def test_a_healthy_v1_session_submits_statements_on_the_event_loop_not_through_threads(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    # The driver's v1 pools only wait when a host has no stream to spare; while every pool
+    # has room cqs skips the submit threads (a hand-off per statement). This reads the
+    # driver's pool internals: if a driver upgrade changes them, cqs quietly falls back
+    # to the threads, and this test says so.
+    session = await connect(cassandra_connection(load_settings(environ=environment(
+        cassandra_settings
+    ))))
+    try:
+        assert session.protocol_version == 1
+        await session.ping()
+        assert session._pools_have_room()
+    finally:
+        await session.close()
+
+
+async def test_request_timers_queued_without_a_wake_up_still_fire_on_time(
+    cassandra_settings: CassandraTestSettings,
+) -> None:
+    # cqs's connection class queues a timer without waking the driver's event thread when
+    # an earlier timer will wake it anyway: the later timers must still fire, on time.
+    session = await connect(cassandra_connection(load_settings(environ=environment(
+        cassandra_settings
+    ))))
+    try:
+        connection_class = session.driver_cluster.connection_class
+        assert connection_class is reactor.connection_class()
+        fired: dict[str, float] = {}
+        started = time.monotonic()
+
+        def record(name: str) -> Callable[[], None]:
+            return lambda: fired.setdefault(name, time.monotonic() - started)
+
+        connection_class.create_timer(0.4, record("first"))
+        await asyncio.sleep(0.05)  # the event thread has queued it: later ones need no wake
+        later = [
+            connection_class.create_timer(0.4 + 0.1 * n, record(f"later {n}")) for n in range(1, 6)
+        ]
+        cancelled = connection_class.create_timer(0.5, record("cancelled"))
+        cancelled.cancel()
+        await asyncio.sleep(1.5)
+        assert sorted(fired) == sorted(["first", *(f"later {n}" for n in range(1, 6))])
+        for n in range(1, 6):
+            assert 0.4 + 0.1 * n <= fired[f"later {n}"] + 0.01 < 0.4 + 0.1 * n + 0.3, fired
+        assert all(timer.end > 0 for timer in later)
+    finally:
+        await session.close()
