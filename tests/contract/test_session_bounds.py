@@ -13,9 +13,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Awaitable, Iterator
-
-import pytest
+from collections.abc import Awaitable
 
 from cqs.cassandra_store import CassandraConnection, connect
 from cqs.cassandra_store.session import DEFAULT_MAX_IN_FLIGHT, CassandraSession
@@ -27,18 +25,6 @@ REQUEST_TIMEOUT = 1.0
 CALL_BOUND = REQUEST_TIMEOUT + 1.0 + 0.5  # the session's own bound, and scheduling slack
 CONCURRENT_CALLS = 3 * DEFAULT_MAX_IN_FLIGHT  # three waves of slots
 NEW_STATEMENTS = 6
-
-
-@pytest.fixture
-def own_cassandra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCassandra]:
-    node = EmbeddedCassandra(tmp_path_factory.mktemp("frozen-session-cassandra"))
-    node.start()
-    try:
-        yield node
-    finally:
-        if node.pid is not None:
-            os.kill(node.pid, signal.SIGCONT)
-        node.stop()
 
 
 async def timed(call: Awaitable[object]) -> tuple[float, BaseException | None]:

@@ -5,26 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
-
-import pytest
 
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.observability.health import CASSANDRA_DOWN_MODE
 from tests.fixtures.cqs_server import StartServer
 from tests.observability.conftest import get_json, wait_for
-
-
-@pytest.fixture
-def own_cassandra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCassandra]:
-    node = EmbeddedCassandra(tmp_path_factory.mktemp("paused-cassandra"))
-    node.start()
-    try:
-        yield node
-    finally:
-        if node.pid is not None:
-            os.kill(node.pid, signal.SIGCONT)
-        node.stop()
 
 
 def test_readiness_flips_to_503_while_cassandra_is_down_and_back_when_it_returns(
