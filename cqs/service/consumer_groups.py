@@ -190,6 +190,11 @@ class ConsumerGroups:
         group_names.validate_group_name(group_name)
         return identity.namespace.queue(group_names.group_queue_name(identity.name, group_name))
 
+    def queue_created(self, identity: QueueIdentity) -> None:
+        """This process just created the queue, so it has no groups yet: its first sends skip
+        the catalog read (which can time out while a Cassandra node is dying unseen)."""
+        self._known[identity] = ([], self._clock())
+
     async def queue_deleted(self, identity: QueueIdentity) -> None:
         """DeleteQueue took `identity`: a queue's groups go with it; a group (deleted through
         its URL) stops receiving its queue's sends at once in this process."""

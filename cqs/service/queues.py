@@ -60,7 +60,8 @@ class Queues:
 
     async def create_queue(
         self, identity: QueueIdentity, attributes: Mapping[str, str], tags: Mapping[str, str]
-    ) -> None:
+    ) -> bool:
+        """True if this call created the queue (False: it existed with these attributes)."""
         name = identity.name
         fifo = attributes.get("FifoQueue", "false").lower() == "true"
         validation.validate_queue_name(name, fifo)
@@ -86,7 +87,8 @@ class Queues:
             last_modified_timestamp=now_s,
         )
         stored = await self._catalog.create(candidate)
-        if stored.queue_id == candidate.queue_id:
+        created = stored.queue_id == candidate.queue_id
+        if created:
             await self._cache_fill.start_empty(identity)
         else:
             differing = [k for k, v in given.items() if stored.attributes.get(k) != v]
@@ -96,6 +98,7 @@ class Queues:
                     f"attribute {differing[0]}"
                 )
         self._directory.remember(stored)
+        return created
 
     async def list_queues(
         self,

@@ -198,7 +198,8 @@ class QueueService:
     async def create_queue(
         self, identity: QueueIdentity, attributes: Mapping[str, str], tags: Mapping[str, str]
     ) -> None:
-        await self._queues.create_queue(identity, attributes, tags)
+        if await self._queues.create_queue(identity, attributes, tags):
+            self._consumer_groups.queue_created(identity)
 
     async def get_queue_url(self, identity: QueueIdentity) -> None:
         await self._directory.get(identity)

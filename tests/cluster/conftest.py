@@ -82,6 +82,19 @@ class TimedClient(SqsJsonClient):
         return f"{self.endpoint}/000000000000/{name}"
 
 
+async def until_acknowledged(
+    ledger: DeliveryLedger, more: int, seconds: float, since: float = 0.0
+) -> int:
+    """Wait until `more` sends asked after `since` (time.time()) were acknowledged in
+    `ledger`; returns how many were (fewer only if `seconds` ran out)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        count = sum(1 for a in ledger.acknowledged if a.requested_at > since)
+        if count >= more or time.monotonic() > deadline:
+            return count
+        await asyncio.sleep(0.2)
+
+
 class ClusterLoad:
     """On every client: `producers` send tasks and `polls` long polls on queue `queue`."""
 
@@ -119,14 +132,7 @@ class ClusterLoad:
         ]  # fmt: skip
 
     async def until_acknowledged(self, more: int, seconds: float, since: float = 0.0) -> int:
-        """Wait until `more` sends asked after `since` (time.time()) were acknowledged;
-        returns how many were (fewer only if `seconds` ran out)."""
-        deadline = time.monotonic() + seconds
-        while True:
-            count = sum(1 for a in self.ledger.acknowledged if a.requested_at > since)
-            if count >= more or time.monotonic() > deadline:
-                return count
-            await asyncio.sleep(0.2)
+        return await until_acknowledged(self.ledger, more, seconds, since)
 
     async def stop_producing(self) -> None:
         self._stopping.set()
