@@ -145,7 +145,7 @@ def us(value: float) -> str:
 def table(runs: list[tuple[ServerRun, Profiler]]) -> list[str]:
     lines = [
         "| scenario | server | CPU µs/msg in all | API process | "
-        + " | ".join(PARTS) + " | Redis | Cassandra JVM | lost / early duplicates |",
+        + " | ".join(PARTS) + " | Redis | Cassandra JVM | lost / early duplicates / after delete |",
         "| --- " * (7 + len(PARTS)) + "|",
     ]
     for phase, label in PHASES.items():
@@ -160,8 +160,10 @@ def table(runs: list[tuple[ServerRun, Profiler]]) -> list[str]:
             shares = [samples[part] / total * api_us if total else 0.0 for part in PARTS]
             others = [cell.cpu_ms(part) * 1000 for part in cell.cpu if part != api_part]
             verdict = cell.check.verdict if cell.check else None
-            checked = (f"{len(verdict.lost)} / {verdict.early_duplicates}" if verdict
-                       else "not checked")
+            checked = (
+                f"{len(verdict.lost)} / {verdict.early_duplicates} / "
+                f"{verdict.deliveries_after_delete}" if verdict else "not checked"
+            )
             lines.append("| " + " | ".join([
                 label, run.target.name, us(cell.cpu_ms() * 1000), us(api_us),
                 *(us(value) for value in shares),

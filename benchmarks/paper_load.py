@@ -226,7 +226,9 @@ def report(results: list[GoalResult], args: argparse.Namespace, target: Target,
         "",
         *table_lines(results),
         "",
-        "CQS paper rows: its table as published (2 API servers behind a load balancer, an "
+        "CQS paper rows: its table as published (the paper gives no loss or duplicate counts "
+        "for this test; its long-run rates, 1 duplicate per million and 1 loss per 2 million, "
+        "are the next section's subject) (2 API servers behind a load balancer, an "
         "8-node Cassandra ring, all VMs, 2012). Its \"Msg Sent / Sec\" is taken as the total "
         "over the 10 queues (97 at a goal of 10 per queue), its \"Total Ops / Node / Sec\" "
         "as API calls per second per API server; it does not say what its latency measures. "
