@@ -9,10 +9,19 @@
 4. Triggers the big queue's fill with one ReceiveMessage on it, then watches
    `cqs:{<queue>}:state` (`filling:<owner>` -> `ready`) and the size of its payload hash,
    while the probe keeps going and a second probe receives from the big queue now and then.
-5. Reports fill time and rate, lost messages (written, not cached after the fill) and
-   duplicates before their timeout (handed out during the fill, visible again after it),
-   Redis memory, probe latencies and errors during the fill, and the server's fill log
-   lines.
+5. Drains the big queue through the SQS API (asyncio tasks, ReceiveMessage of 10 with
+   VisibilityTimeout 600 s, then DeleteMessageBatch), bounded by `--drain-timeout`, then
+   deletes the messages the big-queue probe kept in flight during the fill.
+6. Checks every message id (benchmarks/_fill_drain.py, benchmarks/_compact_ledger.py): each
+   written message has a numbered body and a known id; every delivery, during the fill and
+   in the drain, goes into one ledger. Lost = written, never delivered; early duplicate =
+   delivered again before the previous delivery's 600 s visibility timeout ran out (e.g. a
+   message handed out from Cassandra during the fill and again in the drain); also
+   deliveries after a delete, deliveries with a wrong or unknown id, and ids left undeleted.
+7. Reports write, fill and drain rates beside those counts, Redis memory, probe latencies
+   and errors during the fill, and the server's fill log lines. A run that lost a message,
+   delivered one early or after its delete, or whose drain did not finish, is not a
+   result: its rates are struck through and the script exits 1.
 
 Starts an embedded redis-server and Cassandra unless `--redis-url` / `--cassandra-host`
 are given (the keyspace is always a fresh one).
@@ -43,6 +52,8 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
+from benchmarks._compact_ledger import CompactLedger, CompactVerdict, id_bytes  # noqa: E402
+from benchmarks._fill_drain import Checked, Drain, body_of, delete_held, drain  # noqa: E402
 from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
@@ -62,19 +73,21 @@ DOC = ROOT / "docs" / "scale.md"
 BEGIN = "<!-- cache_fill:begin -->"
 END = "<!-- cache_fill:end -->"
 FILL_LINE = re.compile(r"\bfill|\blease\b", re.IGNORECASE)
-BODY = "x" * 100  # 100-byte bodies, no attributes
+VISIBILITY_SECONDS = 600  # of every receive on the big queue, during the fill and after
 
 
 # --- 1. writing the big queue straight into the store -----------------------------------------
 
 async def write_messages(
-    contact_point: str, keyspace: str, queue_name: str, count: int, batch: int, concurrency: int
+    contact_point: str, keyspace: str, queue_name: str, checked: Checked, batch: int,
+    concurrency: int,
 ) -> tuple[Queue, float]:
-    """Create the queue in the catalog and put `count` messages; return (queue, seconds)."""
-    catalog = await CassandraQueueCatalog.open(
-        CassandraConnection((contact_point,), keyspace, request_timeout=60)
-    )
-    store = await CassandraMessageStore.open([contact_point], keyspace, request_timeout=60)
+    """Create the queue in the catalog and put message 0..capacity-1 (numbered bodies,
+    each acknowledged in `checked` once its put returned); return (queue, seconds)."""
+    count = checked.ledger.capacity
+    connection = CassandraConnection((contact_point,), keyspace, request_timeout=60)
+    catalog = await CassandraQueueCatalog.open(connection)
+    store = await CassandraMessageStore.open(connection)
     try:
         now_s = int(time.time())
         queue = await catalog.create(Queue(
@@ -91,20 +104,24 @@ async def write_messages(
         async def writer() -> None:
             nonlocal claimed, next_report
             while claimed < count:
-                size = min(batch, count - claimed)
-                claimed += size
-                now_ms = int(time.time() * 1000)
-                await store.put(queue, [
+                numbers = range(claimed, min(claimed + batch, count))
+                claimed = numbers.stop
+                requested = time.time()
+                now_ms = int(requested * 1000)
+                messages = [
                     Message(
                         message_id=new_message_id(),
-                        body=BODY,
+                        body=body_of(checked.run_id, n),
                         md5_of_body="0" * 32,
                         sent_timestamp_ms=now_ms,
                         visible_at_ms=now_ms,
                         sender_id="bench",
                     )
-                    for _ in range(size)
-                ])
+                    for n in numbers
+                ]
+                await store.put(queue, messages)
+                for n, message in zip(numbers, messages, strict=True):
+                    checked.ledger.record_acknowledged(n, id_bytes(message.message_id), requested)
                 if time.perf_counter() > next_report:
                     next_report += 15
                     elapsed = time.perf_counter() - started
@@ -159,22 +176,31 @@ class Probe(threading.Thread):
 
 
 class BigQueueProbe(threading.Thread):
-    """A ReceiveMessage of up to 10 on the filling queue every second (left undeleted)."""
+    """A ReceiveMessage of up to 10 on the filling queue every second, each delivery
+    recorded in the ledger and kept in flight (deleted after the drain)."""
 
-    def __init__(self, endpoint: str, url: str) -> None:
+    def __init__(self, endpoint: str, url: str, checked: Checked) -> None:
         super().__init__(daemon=True)
         self._sqs = sqs_client(endpoint)
         self._url = url
+        self._checked = checked
         self.samples = Samples()
-        self.received = 0
+        self.held: list[tuple[int, str]] = []  # (number, receipt handle)
         self.stopping = threading.Event()
+
+    def receive(self, sqs: Any, count: int) -> None:
+        requested = time.time()
+        got = self.samples.timed("ReceiveMessage (big queue)", sqs.receive_message,
+                                 QueueUrl=self._url, MaxNumberOfMessages=count,
+                                 VisibilityTimeout=VISIBILITY_SECONDS)
+        answered = time.time()
+        for message in (got or {}).get("Messages", []):
+            n = self._checked.record_delivery(message, requested, answered)
+            self.held.append((n, message["ReceiptHandle"]))
 
     def run(self) -> None:
         while not self.stopping.wait(1.0):
-            got = self.samples.timed("ReceiveMessage (big queue)", self._sqs.receive_message,
-                                     QueueUrl=self._url, MaxNumberOfMessages=10,
-                                     VisibilityTimeout=600)
-            self.received += len((got or {}).get("Messages", []))
+            self.receive(self._sqs, 10)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -254,7 +280,7 @@ def latency_rows(phase: str, samples: Samples) -> list[str]:
 def fill_log_lines(log_path: Path, limit: int = 14) -> list[str]:
     lines = [
         line.rstrip() for line in log_path.read_text(errors="replace").splitlines()
-        if FILL_LINE.search(line)
+        if FILL_LINE.search(line) and "admin console" not in line
     ]
     if len(lines) > limit:
         lines = [*lines[: limit // 2], f"... ({len(lines) - limit} more lines) ...",
@@ -262,13 +288,39 @@ def fill_log_lines(log_path: Path, limit: int = 14) -> list[str]:
     return lines
 
 
+def problems(verdict: CompactVerdict, checked: Checked, drained: Drain) -> list[str]:
+    """What makes this run's rates not a result (empty when every message id checked out)."""
+    found = []
+    if not drained.finished:
+        found.append("the drain stopped at its time limit, so not every id was checked")
+    if verdict.lost:
+        found.append(f"{verdict.lost:,} lost")
+    if verdict.early_duplicates:
+        found.append(f"{verdict.early_duplicates:,} early duplicates")
+    if verdict.deliveries_after_delete:
+        found.append(f"{verdict.deliveries_after_delete:,} deliveries after delete")
+    if verdict.wrong_ids or checked.unknown_bodies:
+        found.append(f"{verdict.wrong_ids + checked.unknown_bodies:,} wrong or unknown ids")
+    return found
+
+
+def rate_text(rate: float, unit: str, failed: list[str]) -> str:
+    if not failed:
+        return f"{rate:,.0f} {unit}"
+    return f"~~{rate:,.0f} {unit}~~ **not a result: {'; '.join(failed)}**"
+
+
 def markdown(
     args: argparse.Namespace, command: str, redis_version: str, write_seconds: float,
-    fill: Fill, probe: Probe, big: BigQueueProbe, approximate: str, in_flight_after: int,
-    log_lines: list[str],
+    fill: Fill, probe: Probe, big: BigQueueProbe, approximate: str, drained: Drain,
+    checked: Checked, verdict: CompactVerdict, approximate_after: str, log_lines: list[str],
 ) -> str:
     n = args.messages
+    failed = problems(verdict, checked, drained)
     rate = fill.cached / fill.seconds if fill.seconds else 0.0
+    drain_seconds = drained.all_delivered_seconds or drained.seconds
+    drain_rate = drained.deliveries / drain_seconds if drain_seconds else 0.0
+    left = checked.ledger.backlog
     per_message = (fill.memory_after - fill.memory_before) / max(1, fill.cached)
     progress = ", ".join(f"{seconds:.0f} s: {cached:,}" for seconds, cached in fill.progress)
     lines = [
@@ -286,29 +338,47 @@ def markdown(
         "|---|---|",
         f"| messages written to Cassandra (`CassandraMessageStore.put`, {args.concurrency} "
         f"concurrent puts of {args.batch}) | {n:,} in {write_seconds:.0f} s "
-        f"({n / write_seconds:,.0f}/s) |",
+        f"({rate_text(n / write_seconds, 'messages/s', failed)}) |",
         f"| fill finished (state `ready`) | {'yes' if fill.ready else 'NO (timed out)'} |",
         f"| fill time, trigger to `ready` | {fill.seconds:.1f} s |",
         f"| messages in the cache after the fill (HLEN payload) | {fill.cached:,} |",
-        f"| fill rate | {rate:,.0f} messages/s |",
+        f"| fill rate | {rate_text(rate, 'messages/s', failed)} |",
         f"| fill leases taken (distinct owners seen) | {len(fill.owners)} |",
         f"| ApproximateNumberOfMessages after the fill | {approximate} |",
         f"| Redis `used_memory` before / after | {mib(fill.memory_before)} / "
         f"{mib(fill.memory_after)} (peak {mib(fill.memory_peak)}) |",
         f"| Redis memory per cached message | {per_message:,.0f} bytes |",
-        f"| messages handed out from the big queue during the fill (VisibilityTimeout 600 s, "
-        f"served from Cassandra) | {big.received:,} |",
-        f"| ... of which in flight in Redis after the fill (the rest are visible again: "
-        f"duplicates before their timeout) | {in_flight_after:,} |",
-        f"| **lost** (written to Cassandra, not in the cache after the fill) | "
-        f"**{max(0, n - fill.cached):,}** |",
-        f"| **duplicates before the visibility timeout** (handed out during the fill, "
-        f"visible again after it) | **{max(0, big.received - in_flight_after):,}** |",
+        f"| messages handed out from the big queue during the fill (VisibilityTimeout "
+        f"{VISIBILITY_SECONDS} s, served from Cassandra; kept in flight through the drain) | "
+        f"{len(big.held):,} |",
+        f"| drain through SQS ({args.drain_tasks} tasks, ReceiveMessage of 10 + "
+        f"DeleteMessageBatch) | {drained.deliveries:,} deliveries, the last new id after "
+        f"{drain_seconds:.1f} s ({rate_text(drain_rate, 'messages/s', failed)}); "
+        + (f"finished ({drained.seconds:.1f} s with the quiet tail)" if drained.finished
+           else f"STOPPED at --drain-timeout: {verdict.received:,} of {n:,} ids delivered")
+        + " |",
+        f"| **lost** (written, never delivered, per message id) | **{verdict.lost:,}** |",
+        f"| **early duplicates** (delivered again before the previous delivery's "
+        f"{VISIBILITY_SECONDS} s timeout ran out, per message id) | "
+        f"**{verdict.early_duplicates:,}** |",
+        f"| deliveries after a delete | {verdict.deliveries_after_delete:,} |",
+        f"| deliveries with a wrong or unknown message id | "
+        f"{verdict.wrong_ids + checked.unknown_bodies:,} |",
+        f"| ids delivered (of {verdict.sent:,} written) / deleted / left in the queue | "
+        f"{verdict.received:,} / {checked.ledger.deleted_total:,} / {left:,} |",
+        f"| ApproximateNumberOfMessages after the drain | {approximate_after} |",
+        f"| failed calls in the drain | "
+        f"{', '.join(f'{k}: {v}' for k, v in checked.errors.items()) or 'none'} |",
         "",
         f"Cached messages over time (seconds after the trigger): {progress}.",
         "",
     ]
-    if n < 1_000_000 and fill.ready:
+    if failed:
+        lines += [f"**Not a result: {'; '.join(failed)}.**", ""]
+    if verdict.lost_examples or verdict.early_examples:
+        lines += [f"Examples (message number, seconds after the previous request): lost "
+                  f"{list(verdict.lost_examples)}, early {list(verdict.early_examples)}.", ""]
+    if n < 1_000_000 and fill.ready and not failed:
         lines += [
             f"**Estimate for 1,000,000 messages** (extrapolated linearly from this run of "
             f"{n:,}, not measured): fill ≈ {1_000_000 / rate:,.0f} s at {rate:,.0f}/s; Redis "
@@ -333,15 +403,24 @@ def markdown(
     return "\n".join(lines)
 
 
+def approximate_counts(admin: Any, url: str) -> str:
+    attributes = admin.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages",
+                                      "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+    return (f"{int(attributes['ApproximateNumberOfMessages']):,} visible, "
+            f"{int(attributes['ApproximateNumberOfMessagesNotVisible']):,} in flight")
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--batch", type=int, default=100, help="messages per put")
     parser.add_argument("--concurrency", type=int, default=16, help="puts at once")
     parser.add_argument("--baseline", type=float, default=10.0, help="probe seconds before the fill")
     parser.add_argument("--fill-timeout", type=float, default=1800.0)
+    parser.add_argument("--drain-tasks", type=int, default=8, help="concurrent drain loops")
+    parser.add_argument("--drain-timeout", type=float, default=900.0,
+                        help="seconds the drain may take before it stops unfinished")
     parser.add_argument("--redis-url", help="a running Redis (default: embedded)")
     parser.add_argument("--cassandra-host", help="host:port of a running node (default: embedded)")
     parser.add_argument("--server-arg", action="append", default=[],
@@ -368,9 +447,11 @@ def main() -> None:
                 contact_point = cassandra.contact_point
             keyspace = "bench_fill_" + uuid.uuid4().hex[:8]
             big_name = "bench-fill-big-" + uuid.uuid4().hex[:6]
+            checked = Checked(uuid.uuid4().hex[:8],
+                              CompactLedger(args.messages, VISIBILITY_SECONDS))
             print(f"writing {args.messages:,} messages into {keyspace}", flush=True)
             _, write_seconds = asyncio.run(write_messages(
-                contact_point, keyspace, big_name, args.messages, args.batch, args.concurrency
+                contact_point, keyspace, big_name, checked, args.batch, args.concurrency
             ))
             print(f"  done in {write_seconds:.0f} s", flush=True)
 
@@ -388,14 +469,10 @@ def main() -> None:
             probe.start()
             time.sleep(args.baseline)
             probe.phase = "during fill"
-            big = BigQueueProbe(endpoint, big_url)
+            big = BigQueueProbe(endpoint, big_url, checked)
 
             def trigger() -> None:
-                got = big.samples.timed(
-                    "ReceiveMessage (big queue)", admin.receive_message,
-                    QueueUrl=big_url, MaxNumberOfMessages=1, VisibilityTimeout=600,
-                )
-                big.received += len((got or {}).get("Messages", []))
+                big.receive(admin, 1)
                 big.start()
 
             print("fill triggered", flush=True)
@@ -407,17 +484,20 @@ def main() -> None:
             probe.join()
             print(f"fill {'done' if fill.ready else 'NOT done'} in {fill.seconds:.1f} s",
                   flush=True)
-            approximate = admin.get_queue_attributes(
-                QueueUrl=big_url, AttributeNames=["ApproximateNumberOfMessages",
-                                                  "ApproximateNumberOfMessagesNotVisible"])[
-                "Attributes"]
-            approximate_text = (f"{int(approximate['ApproximateNumberOfMessages']):,} visible, "
-                                f"{int(approximate['ApproximateNumberOfMessagesNotVisible']):,} "
-                                "in flight")
+            approximate = approximate_counts(admin, big_url)
             client.close()
-            in_flight_after = int(approximate["ApproximateNumberOfMessagesNotVisible"])
+            print(f"draining ({args.drain_tasks} tasks, at most {args.drain_timeout:.0f} s)",
+                  flush=True)
+            drained = asyncio.run(drain(endpoint, big_url, checked, args.drain_tasks,
+                                        args.drain_timeout, VISIBILITY_SECONDS))
+            print(f"  drain {'finished' if drained.finished else 'STOPPED'}: "
+                  f"{drained.deliveries:,} deliveries in {drained.seconds:.1f} s", flush=True)
+            asyncio.run(delete_held(endpoint, big_url, checked, big.held))
+            verdict = checked.verdict()
+            failed = problems(verdict, checked, drained)
             section = markdown(args, command, version, write_seconds, fill, probe, big,
-                               approximate_text, in_flight_after, fill_log_lines(log_path))
+                               approximate, drained, checked, verdict,
+                               approximate_counts(admin, big_url), fill_log_lines(log_path))
         except BaseException:
             server_log = work / "cqs.log"
             if server_log.exists():  # the scratch directory goes away: show why here
@@ -438,7 +518,8 @@ def main() -> None:
     print(section)
     if args.write_docs:
         write_section(DOC, BEGIN, END, section, "Scale and resilience measurements")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
