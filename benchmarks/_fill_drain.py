@@ -6,7 +6,8 @@ Owns the body of message n (`<run>-<n>-<padding>`, 100 bytes) and its inverse, `
 did not write), `drain` (asyncio tasks on one aiohttp session, each a ReceiveMessage of 10
 followed by a DeleteMessageBatch of what it got, until every written id was delivered and
 the queue stayed quiet a little while, or until its time is up) and `delete_held` (the
-messages the fill probe kept in flight, deleted by their receipt handles). Imports the
+messages the fill probe kept in flight, deleted by their receipt handles), and what makes
+a run not a result (`problems`, `rate_text`). Imports the
 compact ledger and benchmarks/_sqs_wire.py; never cqs.
 """
 
@@ -166,3 +167,25 @@ async def delete_held(endpoint: str, queue_url: str, checked: Checked,
             chunk = held[start:start + BATCH]
             await delete(client, checked, queue_url, [h for _, h in chunk],
                          [n for n, _ in chunk])
+
+
+def problems(verdict: CompactVerdict, checked: Checked, drained: Drain) -> list[str]:
+    """What makes this run's rates not a result (empty when every message id checked out)."""
+    found = []
+    if not drained.finished:
+        found.append("the drain stopped at its time limit, so not every id was checked")
+    if verdict.lost:
+        found.append(f"{verdict.lost:,} lost")
+    if verdict.early_duplicates:
+        found.append(f"{verdict.early_duplicates:,} early duplicates")
+    if verdict.deliveries_after_delete:
+        found.append(f"{verdict.deliveries_after_delete:,} deliveries after delete")
+    if verdict.wrong_ids or checked.unknown_bodies:
+        found.append(f"{verdict.wrong_ids + checked.unknown_bodies:,} wrong or unknown ids")
+    return found
+
+
+def rate_text(rate: float, unit: str, failed: list[str]) -> str:
+    if not failed:
+        return f"{rate:,.0f} {unit}"
+    return f"~~{rate:,.0f} {unit}~~ **not a result: {'; '.join(failed)}**"

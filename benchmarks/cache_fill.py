@@ -35,11 +35,9 @@ import argparse
 import asyncio
 import re
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -53,7 +51,22 @@ import redis  # noqa: E402
 from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
 from benchmarks._compact_ledger import CompactLedger, CompactVerdict, id_bytes  # noqa: E402
-from benchmarks._fill_drain import Checked, Drain, body_of, delete_held, drain  # noqa: E402
+from benchmarks._fill_drain import (  # noqa: E402
+    Checked,
+    Drain,
+    body_of,
+    delete_held,
+    drain,
+    problems,
+    rate_text,
+)
+from benchmarks._fill_probes import (  # noqa: E402
+    VISIBILITY_SECONDS,
+    BigQueueProbe,
+    Probe,
+    Samples,
+    latency_rows,
+)
 from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
@@ -73,7 +86,6 @@ DOC = ROOT / "docs" / "scale.md"
 BEGIN = "<!-- cache_fill:begin -->"
 END = "<!-- cache_fill:end -->"
 FILL_LINE = re.compile(r"\bfill|\blease\b", re.IGNORECASE)
-VISIBILITY_SECONDS = 600  # of every receive on the big queue, during the fill and after
 
 
 # --- 1. writing the big queue straight into the store -----------------------------------------
@@ -134,80 +146,6 @@ async def write_messages(
         await catalog.close()
 
 
-# --- 2. probes -------------------------------------------------------------------------------
-
-@dataclass
-class Samples:
-    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
-    errors: dict[str, list[str]] = field(default_factory=dict)
-
-    def timed(self, operation: str, call: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
-            result = call(**kwargs)
-        except Exception as exc:  # every failure is an error of the probe, the loop goes on
-            self.errors.setdefault(operation, []).append(f"{type(exc).__name__}: {exc}")
-            return None
-        self.latencies_ms.setdefault(operation, []).append((time.perf_counter() - began) * 1000)
-        return result
-
-
-class Probe(threading.Thread):
-    """send / receive / delete on a small queue, recording into the current phase."""
-
-    def __init__(self, endpoint: str, url: str) -> None:
-        super().__init__(daemon=True)
-        self._sqs = sqs_client(endpoint)
-        self._url = url
-        self.phases: dict[str, Samples] = {}
-        self.phase = "baseline"
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            samples = self.phases.setdefault(self.phase, Samples())
-            samples.timed("SendMessage", self._sqs.send_message, QueueUrl=self._url,
-                          MessageBody="probe")
-            got = samples.timed("ReceiveMessage", self._sqs.receive_message, QueueUrl=self._url,
-                                MaxNumberOfMessages=1, WaitTimeSeconds=0)
-            for message in (got or {}).get("Messages", []):
-                samples.timed("DeleteMessage", self._sqs.delete_message, QueueUrl=self._url,
-                              ReceiptHandle=message["ReceiptHandle"])
-
-
-class BigQueueProbe(threading.Thread):
-    """A ReceiveMessage of up to 10 on the filling queue every second, each delivery
-    recorded in the ledger and kept in flight (deleted after the drain)."""
-
-    def __init__(self, endpoint: str, url: str, checked: Checked) -> None:
-        super().__init__(daemon=True)
-        self._sqs = sqs_client(endpoint)
-        self._url = url
-        self._checked = checked
-        self.samples = Samples()
-        self.held: list[tuple[int, str]] = []  # (number, receipt handle)
-        self.stopping = threading.Event()
-
-    def receive(self, sqs: Any, count: int) -> None:
-        requested = time.time()
-        got = self.samples.timed("ReceiveMessage (big queue)", sqs.receive_message,
-                                 QueueUrl=self._url, MaxNumberOfMessages=count,
-                                 VisibilityTimeout=VISIBILITY_SECONDS)
-        answered = time.time()
-        for message in (got or {}).get("Messages", []):
-            n = self._checked.record_delivery(message, requested, answered)
-            self.held.append((n, message["ReceiptHandle"]))
-
-    def run(self) -> None:
-        while not self.stopping.wait(1.0):
-            self.receive(self._sqs, 10)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
-
-
 # --- 3. the fill -----------------------------------------------------------------------------
 
 @dataclass
@@ -263,20 +201,6 @@ def mib(value: int) -> str:
     return f"{value / 2**20:,.1f} MiB"
 
 
-def latency_rows(phase: str, samples: Samples) -> list[str]:
-    lines = []
-    for operation in sorted(set(samples.latencies_ms) | set(samples.errors)):
-        values = samples.latencies_ms.get(operation, [])
-        errors = len(samples.errors.get(operation, []))
-        median = statistics.median(values) if values else 0.0
-        lines.append(
-            f"| {phase} | {operation} | {len(values) + errors} | {median:.1f} | "
-            f"{percentile(values, 0.95):.1f} | {percentile(values, 0.99):.1f} | "
-            f"{max(values, default=0.0):.1f} | {errors} |"
-        )
-    return lines
-
-
 def fill_log_lines(log_path: Path, limit: int = 14) -> list[str]:
     lines = [
         line.rstrip() for line in log_path.read_text(errors="replace").splitlines()
@@ -286,28 +210,6 @@ def fill_log_lines(log_path: Path, limit: int = 14) -> list[str]:
         lines = [*lines[: limit // 2], f"... ({len(lines) - limit} more lines) ...",
                  *lines[-limit // 2:]]
     return lines
-
-
-def problems(verdict: CompactVerdict, checked: Checked, drained: Drain) -> list[str]:
-    """What makes this run's rates not a result (empty when every message id checked out)."""
-    found = []
-    if not drained.finished:
-        found.append("the drain stopped at its time limit, so not every id was checked")
-    if verdict.lost:
-        found.append(f"{verdict.lost:,} lost")
-    if verdict.early_duplicates:
-        found.append(f"{verdict.early_duplicates:,} early duplicates")
-    if verdict.deliveries_after_delete:
-        found.append(f"{verdict.deliveries_after_delete:,} deliveries after delete")
-    if verdict.wrong_ids or checked.unknown_bodies:
-        found.append(f"{verdict.wrong_ids + checked.unknown_bodies:,} wrong or unknown ids")
-    return found
-
-
-def rate_text(rate: float, unit: str, failed: list[str]) -> str:
-    if not failed:
-        return f"{rate:,.0f} {unit}"
-    return f"~~{rate:,.0f} {unit}~~ **not a result: {'; '.join(failed)}**"
 
 
 def markdown(
