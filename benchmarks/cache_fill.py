@@ -158,11 +158,13 @@ class Fill:
     memory_before: int = 0
     memory_after: int = 0
     memory_peak: int = 0
+    slowest: list[tuple[float, str]] = field(default_factory=list)  # (ms, command), SLOWLOG
 
 
 def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: float) -> Fill:
     keys = QueueKeys(QueueIdentity(DEFAULT_ACCOUNT_ID, DEFAULT_REGION, queue_name))
     fill = Fill(memory_before=int(client.info("memory")["used_memory"]))
+    client.slowlog_reset()  # from here on: the Redis commands of the fill that took >= 10 ms
     started = time.perf_counter()
     trigger()
     next_sample = started
@@ -183,7 +185,21 @@ def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: floa
     memory = client.info("memory")
     fill.memory_after = int(memory["used_memory"])
     fill.memory_peak = int(memory["used_memory_peak"])
+    entries = client.slowlog_get(128)
+    fill.slowest = sorted(
+        ((entry["duration"] / 1000, slowlog_command(entry["command"])) for entry in entries),
+        reverse=True,
+    )
     return fill
+
+
+def slowlog_command(command: bytes | str) -> str:
+    """A SLOWLOG entry's command, short: its name and, when Redis cut the arguments short,
+    how many more there were (a script's script hash and key names left out)."""
+    words = (command.decode(errors="replace") if isinstance(command, bytes) else command).split()
+    more = re.search(r"\.\.\. \((\d+) more arguments\)", " ".join(words))
+    name = words[0] if words else "?"
+    return f"{name} ({int(more.group(1)) + 31} arguments)" if more else name
 
 
 # --- 4. report -------------------------------------------------------------------------------
@@ -250,6 +266,9 @@ def markdown(
         f"| Redis `used_memory` before / after | {mib(fill.memory_before)} / "
         f"{mib(fill.memory_after)} (peak {mib(fill.memory_peak)}) |",
         f"| Redis memory per cached message | {per_message:,.0f} bytes |",
+        f"| Redis commands of the fill that ran 10 ms or more (SLOWLOG), the longest | "
+        f"{len(fill.slowest)}: "
+        f"{', '.join(f'{ms:,.0f} ms {name}' for ms, name in fill.slowest[:3]) or '-'} |",
         f"| messages handed out from the big queue during the fill (VisibilityTimeout "
         f"{VISIBILITY_SECONDS} s, served from Cassandra; kept in flight through the drain) | "
         f"{len(big.held):,} |",
