@@ -174,8 +174,8 @@ def problems(verdict: CompactVerdict, checked: Checked, drained: Drain) -> list[
     found = []
     if not drained.finished:
         found.append("the drain stopped at its time limit, so not every id was checked")
-    if verdict.lost:
-        found.append(f"{verdict.lost:,} lost")
+    if verdict.lost:  # before the drain's end, an undelivered id may still be in the queue
+        found.append(f"{verdict.lost:,} {'lost' if drained.finished else 'never delivered'}")
     if verdict.early_duplicates:
         found.append(f"{verdict.early_duplicates:,} early duplicates")
     if verdict.deliveries_after_delete:
