@@ -1,0 +1,119 @@
+"""Every message of benchmarks/cassandra_deletes.py, checked: the timed phases' loops and
+the untimed checks between and after them.
+
+Owns `run_phase` (concurrent loops over a list, with each call's outcome and duration),
+`read_back` (every acknowledged write read back by id, before its delete), `final_check`
+(every acknowledged delete read again, and the queue scanned, after the last interval) and
+`Tally` (one interval's counts: written, lost, resurrected, read twice, errors). Imports
+the layouts' protocol and the model; the benchmark script imports this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from _delete_layouts import Layout
+
+from cqs.model import Message
+
+T = TypeVar("T")
+
+
+@dataclass
+class Tally:
+    """One interval's messages, each checked."""
+
+    written: int = 0  # writes acknowledged
+    lost: int = 0  # acknowledged, not read back with its body before its delete
+    resurrected: int = 0  # delete acknowledged, still readable or scanned at the end
+    read_twice: int = 0  # ids on more than one row of the final scan
+    errors: int = 0  # writes or deletes that raised
+    deleted_ids: list[str] = field(default_factory=list)  # deletes acknowledged
+
+    def add(self, other: Tally) -> None:
+        self.written += other.written
+        self.lost += other.lost
+        self.resurrected += other.resurrected
+        self.read_twice += other.read_twice
+        self.errors += other.errors
+
+    @property
+    def clean(self) -> bool:
+        return not (self.lost or self.resurrected or self.read_twice or self.errors)
+
+    def problems(self) -> str:
+        named = [("lost", self.lost), ("resurrected", self.resurrected),
+                 ("read twice", self.read_twice), ("errors", self.errors)]
+        return ", ".join(f"{count} {name}" for name, count in named if count)
+
+
+@dataclass
+class Phase:
+    """What concurrent loops over a list did: which items went through, how long each
+    call took, how many raised, and the phase's wall time."""
+
+    done: list[Message] = field(default_factory=list)
+    call_ms: list[float] = field(default_factory=list)
+    errors: int = 0
+    seconds: float = 0.0
+
+
+async def run_phase(items: Sequence[Message], action: Callable[[Message], Awaitable[None]],
+                    workers: int) -> Phase:
+    phase = Phase()
+    pending = iter(items)  # shared: each loop takes the next item
+
+    async def loop() -> None:
+        for item in pending:
+            began = time.perf_counter()
+            try:
+                await action(item)
+            except Exception:  # counted and reported; the run goes on
+                phase.errors += 1
+                continue
+            phase.call_ms.append((time.perf_counter() - began) * 1000)
+            phase.done.append(item)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(loop() for _ in range(workers)))
+    phase.seconds = time.perf_counter() - started
+    return phase
+
+
+async def bounded(calls: Iterable[Awaitable[T]], workers: int) -> list[T]:
+    limit = asyncio.Semaphore(workers)
+
+    async def one(call: Awaitable[T]) -> T:
+        async with limit:
+            return await call
+
+    return await asyncio.gather(*(one(call) for call in calls))
+
+
+async def read_back(layout: Layout, written: Sequence[Message], workers: int) -> int:
+    """How many acknowledged writes do not read back with the body they were written with."""
+    bodies = await bounded((layout.body(m.message_id) for m in written), workers)
+    return sum(body != message.body for body, message in zip(bodies, written, strict=True))
+
+
+async def final_check(layout: Layout, tallies: Sequence[Tally], workers: int) -> int:
+    """After the last interval: each acknowledged delete read again by id, and the whole
+    queue scanned (an id found, or found twice, counts against its interval). Returns the
+    rows the scan found."""
+    interval_of = {mid: n for n, tally in enumerate(tallies) for mid in tally.deleted_ids}
+    ids = list(interval_of)
+    bodies = await bounded((layout.body(mid) for mid in ids), workers)
+    resurrected = {mid for mid, body in zip(ids, bodies, strict=True) if body is not None}
+    scanned = Counter(await layout.ids())
+    resurrected |= {mid for mid in scanned if mid in interval_of}
+    for mid in resurrected:
+        tallies[interval_of[mid]].resurrected += 1
+    for mid, count in scanned.items():
+        if count > 1 and mid in interval_of:
+            tallies[interval_of[mid]].read_twice += 1
+    return sum(scanned.values())
