@@ -32,7 +32,7 @@ class Tally:
     lost: int = 0  # acknowledged, not read back with its body before its delete
     resurrected: int = 0  # delete acknowledged, still readable or scanned at the end
     read_twice: int = 0  # ids on more than one row of the final scan
-    errors: int = 0  # writes or deletes that raised
+    errors: int = 0  # writes or deletes that raised, check reads that failed every attempt
     deleted_ids: list[str] = field(default_factory=list)  # deletes acknowledged
 
     def add(self, other: Tally) -> None:
@@ -95,10 +95,33 @@ async def bounded(calls: Iterable[Awaitable[T]], workers: int) -> list[T]:
     return await asyncio.gather(*(one(call) for call in calls))
 
 
-async def read_back(layout: Layout, written: Sequence[Message], workers: int) -> int:
-    """How many acknowledged writes do not read back with the body they were written with."""
-    bodies = await bounded((layout.body(m.message_id) for m in written), workers)
-    return sum(body != message.body for body, message in zip(bodies, written, strict=True))
+class Unread:
+    """A check read that failed every attempt: the id is not verified (counted as an error)."""
+
+
+UNREAD = Unread()
+READ_ATTEMPTS = 5
+
+
+async def read_body(layout: Layout, message_id: str) -> str | Unread | None:
+    """The id's body (None: no row), retried: a read timing out is no verdict on the id."""
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return await layout.body(message_id)
+        except Exception:  # a timeout under load; tried again, then reported
+            await asyncio.sleep(0.5 * (attempt + 1))
+    return UNREAD
+
+
+async def read_back(layout: Layout, written: Sequence[Message], workers: int
+                    ) -> tuple[int, int]:
+    """Of the acknowledged writes, how many do not read back with the body they were
+    written with (lost), and how many could not be read at all (unverified)."""
+    bodies = await bounded((read_body(layout, m.message_id) for m in written), workers)
+    unread = sum(body is UNREAD for body in bodies)
+    lost = sum(body is not UNREAD and body != message.body
+               for body, message in zip(bodies, written, strict=True))
+    return lost, unread
 
 
 async def final_check(layout: Layout, tallies: Sequence[Tally], workers: int) -> int:
@@ -107,8 +130,12 @@ async def final_check(layout: Layout, tallies: Sequence[Tally], workers: int) ->
     rows the scan found."""
     interval_of = {mid: n for n, tally in enumerate(tallies) for mid in tally.deleted_ids}
     ids = list(interval_of)
-    bodies = await bounded((layout.body(mid) for mid in ids), workers)
-    resurrected = {mid for mid, body in zip(ids, bodies, strict=True) if body is not None}
+    bodies = await bounded((read_body(layout, mid) for mid in ids), workers)
+    resurrected = {mid for mid, body in zip(ids, bodies, strict=True)
+                   if body is not None and body is not UNREAD}
+    for mid, body in zip(ids, bodies, strict=True):
+        if body is UNREAD:
+            tallies[interval_of[mid]].errors += 1
     scanned = Counter(await layout.ids())
     resurrected |= {mid for mid in scanned if mid in interval_of}
     for mid in resurrected:
