@@ -124,15 +124,33 @@ async def read_back(layout: Layout, written: Sequence[Message], workers: int
     return lost, unread
 
 
+async def scan_ids(layout: Layout) -> Counter[str] | None:
+    """Every id the queue's rows hold, counted; None when the scan failed every attempt (on
+    regular tables on 1.2 a scan over many range tombstones can time out)."""
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return Counter(await layout.ids())
+        except Exception as exc:  # tried again, then reported
+            print(f"final scan failed ({type(exc).__name__}), attempt {attempt + 1}",
+                  flush=True)
+            await asyncio.sleep(2.0 * (attempt + 1))
+    return None
+
+
 async def final_check(layout: Layout, tallies: Sequence[Tally], workers: int,
                       by_id: bool) -> int:
     """After the last interval: the whole queue scanned (every row of every bucket; a
     deleted id found counts as resurrected, an id found twice as read twice, against its
     interval) and, with `by_id`, each acknowledged delete read again by id as well (slow
     on regular tables on 1.2, where each read steps over the partition's range
-    tombstones). Returns the rows the scan found."""
+    tombstones). Returns the rows the scan found, -1 when it failed (then every deleted id
+    is unverified and counts as an error)."""
     interval_of = {mid: n for n, tally in enumerate(tallies) for mid in tally.deleted_ids}
-    scanned = Counter(await layout.ids())
+    scanned = await scan_ids(layout)
+    if scanned is None:  # no verdict on any deleted id: each counts as an error
+        for tally in tallies:
+            tally.errors += len(tally.deleted_ids)
+        return -1
     resurrected = {mid for mid in scanned if mid in interval_of}
     if by_id:
         ids = list(interval_of)

@@ -13,7 +13,8 @@ acknowledged, not read back with its body before its delete), resurrected (delet
 acknowledged, still readable or scanned at the end), read twice (one id on more than one
 row of the final scan), and errors (a write or delete that raised). An interval with any
 of them is not a result and the script exits 1 (a check read that times out is tried
-again; one that fails every attempt leaves its id unverified and counts as an error).
+again; one that fails every attempt leaves its id unverified and counts as an error, and
+a final scan that fails every attempt so counts every deleted id of the layout).
 
 Layouts:
   naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
@@ -90,7 +91,7 @@ class Run:
     intervals: list[Interval] = field(default_factory=list)
     stopped_early: bool = False
     resolved: str | None = None  # the message tables `default` resolved to
-    rows_left: int | None = None  # rows the final scan found
+    rows_left: int | None = None  # rows the final scan found (-1: the scan failed)
 
     @property
     def label(self) -> str:
@@ -153,7 +154,8 @@ async def drive(layout: Layout, name: str, args: argparse.Namespace, pid: int | 
         if interval.tally.resurrected or interval.tally.read_twice:
             print(f"{name:8} {interval.first:>7}-{interval.last:<7} NOT A RESULT: "
                   f"{interval.tally.problems()}", flush=True)
-    print(f"{name:8} final scan: {run.rows_left} rows", flush=True)
+    print(f"{name:8} final scan: " + (f"{run.rows_left} rows" if run.rows_left >= 0 else
+          "FAILED (every deleted id unverified)"), flush=True)
     return run
 
 
@@ -322,10 +324,12 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
         + ": **resurrected** is a delete acknowledged and the id still scanned or read; **read twice** is an id on more than one row of the scan (a store "
         "benchmark has no deliveries, so this stands in for duplicates). Errors are writes "
         "or deletes that raised, and check reads that failed 5 attempts (the id unverified; "
-        "a check read that timed out is tried again). A row with any of them is not a result.",
+        "a check read that timed out is tried again), and every deleted id of a layout whose "
+        "final scan failed 5 attempts. A row with any of them is not a result.",
         "",
         "Rows the final scan found: "
-        + ", ".join(f"{run.label} {run.rows_left}" for run in runs) + ".",
+        + ", ".join(f"{run.label} {run.rows_left if run.rows_left != -1 else 'failed'}"
+                    for run in runs) + ".",
     ]
     stopped = [run.label for run in runs if run.stopped_early]
     if stopped:
