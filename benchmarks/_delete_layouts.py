@@ -4,7 +4,8 @@ loop writes, deletes and reads back, per layout.
 `RowDeleteLayout` is a table of the benchmark's own (`naive`: 100 fixed partitions per
 queue; `buckets`: partitions per shard and 10 s bucket) with CQL row DELETEs;
 `StoreLayout` is the real CassandraMessageStore on the message tables asked for. Both can
-read a message's body back and count the rows left, for the check after the timed load.
+read a message's body back by id and list the ids of every row (the store's own `scan`),
+for the per-message checks between and after the timed phases.
 Imports the Cassandra store and the model; the benchmark script imports this module.
 """
 
@@ -33,6 +34,7 @@ class Layout(Protocol):
     async def delete(self, message_id: str) -> None: ...
     async def body(self, message_id: str) -> str | None: ...
     async def count(self) -> int: ...
+    async def ids(self) -> list[str]: ...
     async def close(self) -> None: ...
 
 
@@ -93,6 +95,12 @@ class RowDeleteLayout:
         found = await self._session.read("SELECT count(*) FROM bench_rows LIMIT 100000000", [])
         return int(found[0].count) if found else 0
 
+    async def ids(self) -> list[str]:
+        found = await self._session.read(
+            "SELECT message_id FROM bench_rows LIMIT 100000000", []
+        )
+        return [str(row.message_id) for row in found]
+
     async def close(self) -> None:
         await self._session.close()
 
@@ -134,6 +142,12 @@ class StoreLayout:
 
     async def count(self) -> int:
         return await self._store.count(self._queue)
+
+    async def ids(self) -> list[str]:
+        found: list[str] = []
+        async for page in self._store.scan(self._queue, page_size=1000):
+            found.extend(message.message_id for message in page)
+        return found
 
     async def close(self) -> None:
         await self._store.close()

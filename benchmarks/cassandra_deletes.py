@@ -1,12 +1,20 @@
 """Sustained send+delete against a real Cassandra: does a message layout stay flat?
 
-Each layout gets the same load: `--workers` concurrent loops, each writing one message and
-then deleting it, until `--messages` messages went through (or `--max-seconds` passed).
-Per interval of `--interval` messages it reports throughput, delete latency and, when it
-started the node itself, the Cassandra JVM's CPU time per message. After each layout's
-load (not timed) it checks the layout kept its promises: no row of the messages it deleted
-is still readable (it would be delivered again, a duplicate), and `--check-messages` more
-messages written with unique bodies all read back (none lost); it exits 1 if not.
+Each layout gets the same load, in intervals of `--interval` messages until `--messages`
+went through (or `--max-seconds` of timed load passed). An interval writes its messages
+with `--workers` concurrent loops (timed), reads every acknowledged one back by id (not
+timed), then deletes every one of them with the same loops (timed). It reports throughput
+(messages over the two timed phases), delete latency and, when it started the node
+itself, the Cassandra JVM's CPU time per message over the timed phases (and, beside it,
+over the whole interval with the read-back). After the last interval (not timed) the whole
+queue is scanned (with `--get-deleted`, every deleted id is also read again by id). Every
+message is checked: lost (write
+acknowledged, not read back with its body before its delete), resurrected (delete
+acknowledged, still readable or scanned at the end), read twice (one id on more than one
+row of the final scan), and errors (a write or delete that raised). An interval with any
+of them is not a result and the script exits 1 (a check read that times out is tried
+again; one that fails every attempt leaves its id unverified and counts as an error, and
+a final scan that fails every attempt so counts every deleted id of the layout).
 
 Layouts:
   naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
@@ -22,7 +30,7 @@ Layouts:
 
 By default every layout runs on a fresh EmbeddedCassandra; `--contact-point` uses a running
 node instead (then without CPU figures). Writes the results to docs/cassandra-deletes.md
-with `--write-docs`.
+with `--write-docs`. The per-message checks live in benchmarks/_delete_checks.py.
 
     python benchmarks/cassandra_deletes.py --write-docs
 """
@@ -47,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from _common import write_section  # noqa: E402
+from _delete_checks import Tally, final_check, read_back, run_phase  # noqa: E402
 from _delete_layouts import Layout, RowDeleteLayout, StoreLayout  # noqa: E402
 
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
@@ -61,28 +70,19 @@ END = "<!-- cassandra_deletes:end -->"
 class Interval:
     first: int
     last: int
-    seconds: float
+    seconds: float  # the two timed phases: writes, then deletes
     delete_ms: list[float]
-    cpu_seconds: float | None
+    cpu_seconds: float | None  # the JVM's CPU over the timed phases
+    cpu_with_reads: float | None  # over the whole interval, the read-back included
+    tally: Tally
+
+    @property
+    def messages(self) -> int:
+        return self.last - self.first + 1
 
     @property
     def throughput(self) -> float:
-        return (self.last - self.first + 1) / self.seconds if self.seconds else 0.0
-
-
-@dataclass(frozen=True)
-class Check:
-    """After the timed load (not timed): what the layout kept and what it lost."""
-
-    deleted: int  # messages the timed load wrote and deleted
-    left_after_delete: int  # rows still readable after every delete was answered
-    written: int  # messages written for the read-back check
-    read_back: int  # of those, read back with the body they were written with
-    lost: int  # written, acknowledged, and not read back (or another body)
-
-    @property
-    def clean(self) -> bool:
-        return self.lost == 0 and self.left_after_delete == 0
+        return self.messages / self.seconds if self.seconds else 0.0
 
 
 @dataclass
@@ -91,11 +91,32 @@ class Run:
     intervals: list[Interval] = field(default_factory=list)
     stopped_early: bool = False
     resolved: str | None = None  # the message tables `default` resolved to
-    check: Check | None = None
+    rows_left: int | None = None  # rows the final scan found (-1: the scan failed)
 
     @property
     def label(self) -> str:
         return f"{self.layout} ({self.resolved})" if self.resolved else self.layout
+
+    @property
+    def clean(self) -> bool:
+        return bool(self.intervals) and all(i.tally.clean for i in self.intervals) and (
+            self.rows_left == 0)
+
+    def total(self) -> Interval:
+        """The whole layout as one interval (its rate over the sum of the timed phases)."""
+        tally = Tally()
+        for interval in self.intervals:
+            tally.add(interval.tally)
+        cpus = [i.cpu_seconds for i in self.intervals]
+        with_reads = [i.cpu_with_reads for i in self.intervals]
+        return Interval(
+            1, self.intervals[-1].last if self.intervals else 0,
+            sum(i.seconds for i in self.intervals),
+            [ms for i in self.intervals for ms in i.delete_ms],
+            None if None in cpus else sum(c for c in cpus if c is not None),
+            None if None in with_reads else sum(c for c in with_reads if c is not None),
+            tally,
+        )
 
 
 def jvm_cpu_seconds(pid: int | None) -> float | None:
@@ -110,81 +131,66 @@ def jvm_cpu_seconds(pid: int | None) -> float | None:
 
 async def drive(layout: Layout, name: str, args: argparse.Namespace, pid: int | None) -> Run:
     run = Run(name)
-    body = "x" * args.body_bytes
-    done = 0
-    started = time.monotonic()
-    interval_start, interval_cpu = started, jvm_cpu_seconds(pid)
-    delete_ms: list[float] = []
-    lock = asyncio.Lock()
-
-    async def close_interval() -> None:
-        nonlocal interval_start, interval_cpu, delete_ms
-        now, cpu = time.monotonic(), jvm_cpu_seconds(pid)
-        used = cpu - interval_cpu if cpu is not None and interval_cpu is not None else None
-        first = run.intervals[-1].last + 1 if run.intervals else 1
-        run.intervals.append(Interval(first, done, now - interval_start, delete_ms, used))
-        last = run.intervals[-1]
+    first = 1
+    timed = 0.0
+    while first <= args.messages and timed < args.max_seconds:
+        count = min(args.interval, args.messages - first + 1)
+        interval = await one_interval(layout, first, count, args, pid)
+        run.intervals.append(interval)
+        timed += interval.seconds
+        first += count
         print(
-            f"{name:8} {first:>7}-{done:<7} {last.throughput:8.0f} msg/s"
-            f"  delete p50 {percentile(delete_ms, 50):7.2f} ms"
-            f"  p99 {percentile(delete_ms, 99):7.2f} ms"
-            f"  cpu/msg {format_cpu(last, True)}",
+            f"{name:8} {interval.first:>7}-{interval.last:<7} {interval.throughput:8.0f} msg/s"
+            f"  delete p50 {percentile(interval.delete_ms, 50):7.2f} ms"
+            f"  p99 {percentile(interval.delete_ms, 99):7.2f} ms"
+            f"  cpu/msg {format_cpu(interval, True)} ({format_cpu(interval, True, True)}"
+            f" with read-back)  {interval.tally.problems() or 'all read back'}",
             flush=True,
         )
-        interval_start, interval_cpu, delete_ms = now, cpu, []
-
-    claimed = 0
-
-    async def worker() -> None:
-        nonlocal done, claimed
-        while claimed < args.messages and time.monotonic() - started < args.max_seconds:
-            claimed += 1
-            message = new_message(body)
-            await layout.put(message)
-            began = time.perf_counter()
-            await layout.delete(message.message_id)
-            elapsed = (time.perf_counter() - began) * 1000
-            async with lock:
-                delete_ms.append(elapsed)
-                done += 1
-                if done % args.interval == 0:
-                    await close_interval()
-
-    await asyncio.gather(*(worker() for _ in range(args.workers)))
-    if delete_ms:
-        await close_interval()
-    run.stopped_early = done < args.messages
+    run.stopped_early = first <= args.messages
+    run.rows_left = await final_check(layout, [i.tally for i in run.intervals], args.workers,
+                                      args.get_deleted)
+    for interval in run.intervals:
+        if interval.tally.resurrected or interval.tally.read_twice:
+            print(f"{name:8} {interval.first:>7}-{interval.last:<7} NOT A RESULT: "
+                  f"{interval.tally.problems()}", flush=True)
+    print(f"{name:8} final scan: " + (f"{run.rows_left} rows" if run.rows_left >= 0 else
+          "FAILED (every deleted id unverified)"), flush=True)
     return run
 
 
-def new_message(body: str) -> Message:
+async def one_interval(layout: Layout, first: int, count: int, args: argparse.Namespace,
+                       pid: int | None) -> Interval:
+    """Write `count` messages (timed), read each acknowledged one back (not timed), delete
+    them (timed). The JVM's CPU is taken around each timed phase and around the whole."""
+    messages = [new_message(args.body_bytes) for _ in range(count)]
+    cpu_start = jvm_cpu_seconds(pid)
+    writes = await run_phase(messages, layout.put, args.workers)
+    cpu_written = jvm_cpu_seconds(pid)
+    lost, unread = await read_back(layout, writes.done, args.workers)
+    cpu_read = jvm_cpu_seconds(pid)
+    deletes = await run_phase(writes.done, lambda m: layout.delete(m.message_id),
+                              args.workers)
+    cpu_end = jvm_cpu_seconds(pid)
+    timed_cpu = with_reads = None
+    if None not in (cpu_start, cpu_written, cpu_read, cpu_end):
+        assert cpu_start is not None and cpu_written is not None
+        assert cpu_read is not None and cpu_end is not None
+        timed_cpu = (cpu_written - cpu_start) + (cpu_end - cpu_read)
+        with_reads = cpu_end - cpu_start
+    tally = Tally(written=len(writes.done), lost=lost, errors=writes.errors + deletes.errors + unread,
+                  deleted_ids=[m.message_id for m in deletes.done])
+    return Interval(first, first + count - 1, writes.seconds + deletes.seconds,
+                    deletes.call_ms, timed_cpu, with_reads, tally)
+
+
+def new_message(body_bytes: int) -> Message:
+    """A message whose body starts with its own id, so a read-back shows whose body it got."""
     sent_ms = int(time.time() * 1000)
-    return Message(message_id=str(uuid.uuid1()), body=body, md5_of_body="0" * 32,
-                   sent_timestamp_ms=sent_ms, visible_at_ms=sent_ms, sender_id="bench")
-
-
-async def check(layout: Layout, deleted: int, args: argparse.Namespace) -> Check:
-    """Count what the timed load left (every message it wrote was deleted, so a row still
-    there would be delivered again), then write `--check-messages` messages with unique
-    bodies, read every one back (a missing one is lost) and delete them again."""
-    left = await layout.count()
-    messages = [new_message(f"check-{n}-" + "x" * args.body_bytes)
-                for n in range(args.check_messages)]
-    limit = asyncio.Semaphore(args.workers)
-
-    async def put(message: Message) -> None:
-        async with limit:
-            await layout.put(message)
-
-    async def read_back(message: Message) -> bool:
-        async with limit:
-            return await layout.body(message.message_id) == message.body
-
-    await asyncio.gather(*(put(message) for message in messages))
-    found = sum(await asyncio.gather(*(read_back(message) for message in messages)))
-    for message in messages:
-        await layout.delete(message.message_id)
-    return Check(deleted, left, len(messages), found, len(messages) - found)
+    message_id = str(uuid.uuid1())
+    return Message(message_id=message_id, body=f"{message_id}-".ljust(body_bytes, "x"),
+                   md5_of_body="0" * 32, sent_timestamp_ms=sent_ms, visible_at_ms=sent_ms,
+                   sender_id="bench")
 
 
 def percentile(values: list[float], pct: int) -> float:
@@ -195,11 +201,11 @@ def percentile(values: list[float], pct: int) -> float:
     return statistics.quantiles(values, n=100)[max(0, min(98, pct - 1))]
 
 
-def format_cpu(interval: Interval, unit: bool = False) -> str:
-    if interval.cpu_seconds is None:
+def format_cpu(interval: Interval, unit: bool = False, with_reads: bool = False) -> str:
+    seconds = interval.cpu_with_reads if with_reads else interval.cpu_seconds
+    if seconds is None or not interval.messages:
         return "n/a"
-    messages = interval.last - interval.first + 1
-    micros = interval.cpu_seconds / messages * 1e6
+    micros = seconds / interval.messages * 1e6
     return f"{micros:.0f} µs" if unit else f"{micros:.0f}"
 
 
@@ -228,8 +234,6 @@ async def run_layout(name: str, args: argparse.Namespace) -> Run:
             raise ValueError(f"unknown layout {name!r}")
         try:
             run = await drive(layout, name, args, node.pid if node else None)
-            run.check = await check(layout, sum(i.last - i.first + 1 for i in run.intervals),
-                                    args)
         finally:
             await layout.close()
         if name == "default":
@@ -238,6 +242,18 @@ async def run_layout(name: str, args: argparse.Namespace) -> Run:
     finally:
         if node is not None:
             await asyncio.to_thread(node.stop)
+
+
+def row(label: str, messages: str, interval: Interval) -> str:
+    tally = interval.tally
+    rate = f"{interval.throughput:.0f}"
+    if not tally.clean:
+        rate = f"~~{rate}~~ **not a result: {tally.problems()}**"
+    return (f"| {label} | {messages} | {rate} | {tally.written} | **{tally.lost}** | "
+            f"**{tally.resurrected}** | **{tally.read_twice}** | {tally.errors} | "
+            f"{percentile(interval.delete_ms, 50):.2f} | "
+            f"{percentile(interval.delete_ms, 99):.2f} | {format_cpu(interval)} | "
+            f"{format_cpu(interval, with_reads=True)} |")
 
 
 def machine() -> list[str]:
@@ -274,36 +290,47 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
         "",
         *machine(),
         (
-            f"- Load: {args.workers} concurrent send-then-delete loops, {args.body_bytes}-byte "
-            f"bodies, up to {args.messages} messages or {args.max_seconds:.0f} s per layout"
+            f"- Load: {args.workers} concurrent loops, {args.body_bytes}-byte bodies, up to "
+            f"{args.messages} messages or {args.max_seconds:.0f} s of timed load per layout, "
+            f"in intervals of {args.interval}: write all, read back, delete all"
         ),
         "",
-        "| layout | messages | msg/s | delete p50 ms | delete p99 ms | Cassandra CPU µs/msg |",
-        "|---|---|---|---|---|---|",
+        "| layout | messages | msg/s | written | **lost** | **resurrected** | **read twice** "
+        "| errors | delete p50 ms | delete p99 ms | Cassandra CPU µs/msg | µs/msg with "
+        "read-back |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         for interval in run.intervals:
-            lines.append(
-                f"| {run.label} | {interval.first}–{interval.last} | "
-                f"{interval.throughput:.0f} | {percentile(interval.delete_ms, 50):.2f} | "
-                f"{percentile(interval.delete_ms, 99):.2f} | {format_cpu(interval)} |"
-            )
+            lines.append(row(run.label, f"{interval.first}–{interval.last}", interval))
+        if run.intervals:
+            total = run.total()
+            lines.append(row(f"**{run.label}**", f"**all {total.first}–{total.last}**", total))
     lines += [
         "",
-        "Checked after each layout's timed load (not timed): rows still readable after the "
-        "load deleted every message it wrote (each would be delivered again: a duplicate), "
-        "then messages written with unique bodies and read back one by one (lost: "
-        "acknowledged, not read back with its body), then deleted.",
+        "Every message is checked, in the same run as its rate. Each interval writes its "
+        "messages (timed), reads every acknowledged one back by id (the store's `get`; "
+        "naive and buckets: a SELECT by key) (not timed: **lost** is a write acknowledged and not read back with its body), "
+        "then deletes them (timed). msg/s is the interval's messages over its two timed "
+        "phases; the Cassandra CPU column is the JVM's CPU over those phases, the last "
+        "column over the whole interval with the read-back (the node's background work "
+        "during the read-back lands only there). After the last interval (not timed) the "
+        "queue is read whole, every row of every bucket (the store's `scan`; naive and "
+        "buckets: a SELECT of every row)"
+        + (", and every acknowledged delete read again by id" if args.get_deleted else
+           " (not each deleted id by `get` as well: on regular tables on 1.2 each such "
+           "read steps over its partition's range tombstones, and 60,000 of them did not "
+           "finish in 10 minutes)")
+        + ": **resurrected** is a delete acknowledged and the id still scanned or read; **read twice** is an id on more than one row of the scan (a store "
+        "benchmark has no deliveries, so this stands in for duplicates). Errors are writes "
+        "or deletes that raised, and check reads that failed 5 attempts (the id unverified; "
+        "a check read that timed out is tried again), and every deleted id of a layout whose "
+        "final scan failed 5 attempts. A row with any of them is not a result.",
         "",
-        "| layout | messages written and deleted | **left after delete** | checked: written / "
-        "read back | **lost** |",
-        "|---|---|---|---|---|",
+        "Rows the final scan found: "
+        + ", ".join(f"{run.label} {run.rows_left if run.rows_left != -1 else 'failed'}"
+                    for run in runs) + ".",
     ]
-    for run in runs:
-        if run.check is not None:
-            c = run.check
-            lines.append(f"| {run.label} | {c.deleted} | **{c.left_after_delete}** | "
-                         f"{c.written} / {c.read_back} | **{c.lost}** |")
     stopped = [run.label for run in runs if run.stopped_early]
     if stopped:
         lines += ["", f"Stopped by the time limit before all messages: {', '.join(stopped)}."]
@@ -322,8 +349,9 @@ async def main() -> int:
     parser.add_argument("--interval", type=int, default=6_000)
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--body-bytes", type=int, default=1024)
-    parser.add_argument("--check-messages", type=int, default=2000,
-                        help="written and read back after each layout's load")
+    parser.add_argument("--get-deleted", action="store_true",
+                        help="after the scan, also read every deleted id again by id (slow on"
+                        " regular tables)")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     command = "python " + " ".join(shlex.quote(part) for part in sys.argv)
@@ -332,9 +360,11 @@ async def main() -> int:
     print(section)
     if args.write_docs:
         write_section(DOC, BEGIN, END, section, "Cassandra deletes")
-    failed = [run.label for run in runs if run.check is None or not run.check.clean]
-    if failed:
-        print(f"NOT CLEAN (lost or left after delete): {', '.join(failed)}", file=sys.stderr)
+    failed = [run.label for run in runs if not run.clean]
+    for run in runs:
+        if not run.clean:
+            print(f"NOT A RESULT: {run.label}: {run.total().tally.problems() or 'no messages'}"
+                  f", final scan {run.rows_left} rows", file=sys.stderr)
     return 1 if failed else 0
 
 
