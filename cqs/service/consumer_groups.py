@@ -207,15 +207,34 @@ class ConsumerGroups:
         self._forget(identity)
 
     # --- the send path -------------------------------------------------------------------------
-    async def fan_out(
+    def fan_out(
         self, queue: Queue, messages: Sequence[Message], deliver: Deliver | None = None
-    ) -> None:
+    ) -> Awaitable[None] | None:
         """Store a copy of each message in every group of `queue` whose filter matches it,
-        through `deliver` if given (timer messages: near ones delayed, far ones scheduled)."""
+        through `deliver` if given (timer messages: near ones delayed, far ones scheduled).
+
+        What to await, or None when the queue has no groups this process knows of: most
+        queues have none, and their sends then wait on their own delivery alone."""
         if queue.fifo or group_names.split_group_queue_name(queue.name) is not None:
-            return
+            return None
+        known = self._known.get(queue.identity)
+        if known is None:
+            return self._copy_to_groups(queue, messages, deliver, self._load_soon(queue))
+        if self._clock() - known[1] >= self._ttl_seconds:
+            self._load_soon(queue)
+        if not known[0]:
+            return None
+        return self._copy_to_groups(queue, messages, deliver, known[0])
+
+    async def _copy_to_groups(
+        self,
+        queue: Queue,
+        messages: Sequence[Message],
+        deliver: Deliver | None,
+        groups: list[_Group] | Awaitable[list[_Group]],
+    ) -> None:
         deliveries = []
-        for group in await self._groups_of(queue):
+        for group in groups if isinstance(groups, list) else await groups:
             if group.queue.attributes.get(GROUP_OF_ATTRIBUTE) != queue.queue_id:
                 continue  # read for an earlier queue of this name, not yet refreshed
             wanted = [message for message in messages if group.wants(message)]
@@ -223,14 +242,6 @@ class ConsumerGroups:
                 deliveries.append((deliver or self._deliver)(group.queue, wanted))
         if deliveries:
             await asyncio.gather(*deliveries)
-
-    async def _groups_of(self, queue: Queue) -> list[_Group]:
-        known = self._known.get(queue.identity)
-        if known is not None:
-            if self._clock() - known[1] >= self._ttl_seconds:
-                self._load_soon(queue)
-            return known[0]
-        return await self._load_soon(queue)
 
     def _load_soon(self, queue: Queue) -> asyncio.Task[list[_Group]]:
         """One catalog read at a time per queue, shared by every send that waits on it."""

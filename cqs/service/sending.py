@@ -94,12 +94,13 @@ class Sender:
 
     # --- consumer groups (#19) ---------------------------------------------------------------
     # Set by the service: stores copies of a send's messages in the queue's consumer groups.
-    fan_out: Callable[[Queue, Sequence[Message]], Awaitable[None]] | None = None
+    fan_out: Callable[[Queue, Sequence[Message]], Awaitable[None] | None] | None = None
 
     async def _deliver_sent(self, queue: Queue, messages: Sequence[Message]) -> None:
         """A send (not a move): to the queue and, at the same time, to its consumer groups;
         acknowledged once every copy is stored."""
-        if self.fan_out is None:
+        group_copies = self.fan_out(queue, messages) if self.fan_out is not None else None
+        if group_copies is None:  # no groups: no tasks to gather
             await self.deliver(queue, messages)
             return
-        await asyncio.gather(self.deliver(queue, messages), self.fan_out(queue, messages))
+        await asyncio.gather(self.deliver(queue, messages), group_copies)

@@ -37,7 +37,7 @@ Place = Callable[[Queue, Sequence[Message]], Awaitable[None]]
 class TimerMessages:
     # Set by the service (consumer groups, #19): places copies of a send's messages in the
     # queue's matching groups with the `Place` it is given.
-    fan_out: Callable[[Queue, Sequence[Message], Place], Awaitable[None]] | None = None
+    fan_out: Callable[[Queue, Sequence[Message], Place], Awaitable[None] | None] | None = None
 
     def __init__(
         self,
@@ -98,16 +98,14 @@ class TimerMessages:
     async def _place_sent(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
         """A send: into the queue and, at the same time, into its matching groups (each copy
         due when the queue's is); acknowledged once every copy is stored."""
-        if self.fan_out is None:
-            await self._place(queue, messages, now_ms)
-            return
-
         async def place(target: Queue, copies: Sequence[Message]) -> None:
             await self._place(target, copies, now_ms)
 
-        await asyncio.gather(
-            self._place(queue, messages, now_ms), self.fan_out(queue, messages, place)
-        )
+        group_copies = self.fan_out(queue, messages, place) if self.fan_out is not None else None
+        if group_copies is None:  # no groups: no tasks to gather
+            await self._place(queue, messages, now_ms)
+            return
+        await asyncio.gather(self._place(queue, messages, now_ms), group_copies)
 
     async def _place(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
         """Near ones the ordinary way; far ones only into the durable scheduled store."""
