@@ -4,7 +4,8 @@ test's own (paused with SIGSTOP, resumed with SIGCONT).
 docs/reliability.md promises that no call waits much past the Cassandra timeout. Under load
 a frozen node fills the session's in-flight slots with statements that can only time out:
 a statement queued behind them still fails within the timeout (+1 s), not after several.
-Statements first prepared then do not wait for each other's prepares either.
+Statements first prepared then do not wait for each other's prepares either. A lone
+statement times out at the driver's own timeout, its timer taken in by its send's wake-up.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import signal
 import time
 from collections.abc import Awaitable
+
+from cassandra import OperationTimedOut
 
 from cqs.cassandra_store import CassandraConnection, connect
 from cqs.cassandra_store.session import DEFAULT_MAX_IN_FLIGHT, CassandraSession
@@ -87,5 +90,32 @@ async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
         for text in new_statements:
             rows = await session.read(text)
             assert [row.release_version for row in rows] == [session.release_version]
+    finally:
+        await session.close()
+
+
+async def test_a_lone_statement_to_a_frozen_node_fails_at_the_drivers_own_timeout(
+    own_cassandra: EmbeddedCassandra,
+) -> None:
+    # cqs/cassandra_store/reactor.py queues a request's timer without waking the driver's
+    # event thread, counting on the send's own wake-up: with no other timer queued, the
+    # timer must still fire at the Cassandra timeout, well before the session's bound.
+    session = await connect(CassandraConnection(
+        (own_cassandra.contact_point,), unique_keyspace(), request_timeout=REQUEST_TIMEOUT,
+    ))  # fmt: skip
+    pid = own_cassandra.pid
+    assert pid is not None
+    select = "SELECT release_version FROM system.local"
+    try:
+        await session.read(select)
+        await asyncio.sleep(0.2)  # its timer was cancelled and dropped: none is queued now
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            seconds, exc = await timed(session.read(select))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert isinstance(exc, StorageUnavailable)
+        assert isinstance(exc.__cause__, OperationTimedOut), repr(exc.__cause__)
+        assert REQUEST_TIMEOUT - 0.05 <= seconds <= REQUEST_TIMEOUT + 0.5, seconds
     finally:
         await session.close()
