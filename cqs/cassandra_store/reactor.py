@@ -3,11 +3,9 @@
 Every statement starts a timer for its timeout. The driver's libev connection wakes its
 event thread for each new timer "in case this timer is earlier" than the ones it has,
 which is a cross-thread wake-up per statement: profiled at a fifth of the API process's
-Python time under single sends. A new timer is queued without a wake-up when the thread
-will wake up before it is due anyway, and taken in then: when an earlier timer is queued
-(cqs's timers all have the same length, so a new one is almost never the earliest), or
-when the timer belongs to a request about to be sent, whose send wakes the thread right
-after. Imports the driver only.
+Python time under single sends. cqs's timers all have the same length, so a new one is
+almost never the earliest; it is queued without a wake-up when the thread will wake up
+for an earlier timer anyway, and serviced then. Imports the driver only.
 """
 
 from __future__ import annotations
@@ -45,17 +43,8 @@ if LibevConnection is not None:
                 earlier_wake = manager._queue[0][0] <= timer.end
             except (IndexError, AttributeError):  # nothing queued (or a changed driver)
                 earlier_wake = False
-            if earlier_wake or _send_follows(callback):
+            if earlier_wake:
                 manager.add_timer(timer)
             else:
                 loop.add_timer(timer)
             return timer
-
-    def _send_follows(callback: Callable[[], Any]) -> bool:
-        """Whether `callback` is the timeout of a request that has not gone to any host yet:
-        the driver starts a request's timer while building it, and the send that follows
-        in the same call wakes the event thread (a request never sent needs no timer)."""
-        future = getattr(callback, "__self__", None)
-        return getattr(future, "attempted_hosts", None) == [] and (
-            getattr(future, "_req_id", 0) is None
-        )

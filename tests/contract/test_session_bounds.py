@@ -5,7 +5,7 @@ docs/reliability.md promises that no call waits much past the Cassandra timeout.
 a frozen node fills the session's in-flight slots with statements that can only time out:
 a statement queued behind them still fails within the timeout (+1 s), not after several.
 Statements first prepared then do not wait for each other's prepares either. A lone
-statement times out at the driver's own timeout, its timer taken in by its send's wake-up.
+statement fails at the driver's own timeout, not only at the session's bound.
 """
 
 from __future__ import annotations
@@ -97,9 +97,9 @@ async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
 async def test_a_lone_statement_to_a_frozen_node_fails_at_the_drivers_own_timeout(
     own_cassandra: EmbeddedCassandra,
 ) -> None:
-    # cqs/cassandra_store/reactor.py queues a request's timer without waking the driver's
-    # event thread, counting on the send's own wake-up: with no other timer queued, the
-    # timer must still fire at the Cassandra timeout, well before the session's bound.
+    # With no other timer queued, the request's timer (cqs/cassandra_store/reactor.py
+    # queues some without a wake-up) still fires at the Cassandra timeout, well before the
+    # session's own bound of the timeout + 1 s.
     session = await connect(CassandraConnection(
         (own_cassandra.contact_point,), unique_keyspace(), request_timeout=REQUEST_TIMEOUT,
     ))  # fmt: skip
