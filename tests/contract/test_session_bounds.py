@@ -14,8 +14,9 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 
+import pytest
 from cassandra import OperationTimedOut
 
 from cqs.cassandra_store import CassandraConnection, connect
@@ -28,6 +29,7 @@ REQUEST_TIMEOUT = 1.0
 CALL_BOUND = REQUEST_TIMEOUT + 1.0 + 0.5  # the session's own bound, and scheduling slack
 CONCURRENT_CALLS = 3 * DEFAULT_MAX_IN_FLIGHT  # three waves of slots
 NEW_STATEMENTS = 6
+SELECT = "SELECT release_version FROM system.local"
 
 
 async def timed(call: Awaitable[object]) -> tuple[float, BaseException | None]:
@@ -51,71 +53,68 @@ async def wait_until_answering(session: CassandraSession, seconds: float) -> Non
             await asyncio.sleep(0.5)
 
 
-async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
-    own_cassandra: EmbeddedCassandra,
-) -> None:
+@pytest.fixture
+async def session(own_cassandra: EmbeddedCassandra) -> AsyncIterator[CassandraSession]:
     session = await connect(CassandraConnection(
         (own_cassandra.contact_point,), unique_keyspace(), request_timeout=REQUEST_TIMEOUT,
     ))  # fmt: skip
-    pid = own_cassandra.pid
-    assert pid is not None
-    select = "SELECT release_version FROM system.local"
-    new_statements = [f"{select} LIMIT {n}" for n in range(1, NEW_STATEMENTS + 1)]
     try:
-        await session.read(select)  # prepared while the node answers
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            reads = await asyncio.gather(*(
-                timed(session.read(select)) for _ in range(CONCURRENT_CALLS)
-            ))  # fmt: skip
-            prepares = await asyncio.gather(*(
-                timed(session.prepare(text, write=False)) for text in new_statements
-            ))  # fmt: skip
-        finally:
-            os.kill(pid, signal.SIGCONT)
-
-        slowest_read = max(seconds for seconds, _ in reads)
-        assert slowest_read <= CALL_BOUND, (
-            f"a read waited {slowest_read:.1f} s behind the frozen node's statements"
-        )
-        assert {type(exc) for _, exc in reads} == {StorageUnavailable}
-        slowest_prepare = max(seconds for seconds, _ in prepares)
-        assert slowest_prepare <= CALL_BOUND, (
-            f"a prepare took {slowest_prepare:.1f} s: prepares waited for one another"
-        )
-        assert {type(exc) for _, exc in prepares} == {StorageUnavailable}
-
-        # Back: the statements whose prepare failed are prepared on their next use.
-        await wait_until_answering(session, 60.0)
-        for text in new_statements:
-            rows = await session.read(text)
-            assert [row.release_version for row in rows] == [session.release_version]
+        yield session
     finally:
         await session.close()
 
 
+async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
+    own_cassandra: EmbeddedCassandra, session: CassandraSession
+) -> None:
+    pid = own_cassandra.pid
+    assert pid is not None
+    new_statements = [f"{SELECT} LIMIT {n}" for n in range(1, NEW_STATEMENTS + 1)]
+    await session.read(SELECT)  # prepared while the node answers
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        reads = await asyncio.gather(*(
+            timed(session.read(SELECT)) for _ in range(CONCURRENT_CALLS)
+        ))  # fmt: skip
+        prepares = await asyncio.gather(*(
+            timed(session.prepare(text, write=False)) for text in new_statements
+        ))  # fmt: skip
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+    slowest_read = max(seconds for seconds, _ in reads)
+    assert slowest_read <= CALL_BOUND, (
+        f"a read waited {slowest_read:.1f} s behind the frozen node's statements"
+    )
+    assert {type(exc) for _, exc in reads} == {StorageUnavailable}
+    slowest_prepare = max(seconds for seconds, _ in prepares)
+    assert slowest_prepare <= CALL_BOUND, (
+        f"a prepare took {slowest_prepare:.1f} s: prepares waited for one another"
+    )
+    assert {type(exc) for _, exc in prepares} == {StorageUnavailable}
+
+    # Back: the statements whose prepare failed are prepared on their next use.
+    await wait_until_answering(session, 60.0)
+    for text in new_statements:
+        rows = await session.read(text)
+        assert [row.release_version for row in rows] == [session.release_version]
+
+
 async def test_a_lone_statement_to_a_frozen_node_fails_at_the_drivers_own_timeout(
-    own_cassandra: EmbeddedCassandra,
+    own_cassandra: EmbeddedCassandra, session: CassandraSession
 ) -> None:
     # With no other timer queued, the request's timer (cqs/cassandra_store/reactor.py
     # queues some without a wake-up) still fires at the Cassandra timeout, well before the
     # session's own bound of the timeout + 1 s.
-    session = await connect(CassandraConnection(
-        (own_cassandra.contact_point,), unique_keyspace(), request_timeout=REQUEST_TIMEOUT,
-    ))  # fmt: skip
     pid = own_cassandra.pid
     assert pid is not None
-    select = "SELECT release_version FROM system.local"
+    await session.read(SELECT)
+    await asyncio.sleep(0.2)  # its timer was cancelled and dropped: none is queued now
+    os.kill(pid, signal.SIGSTOP)
     try:
-        await session.read(select)
-        await asyncio.sleep(0.2)  # its timer was cancelled and dropped: none is queued now
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            seconds, exc = await timed(session.read(select))
-        finally:
-            os.kill(pid, signal.SIGCONT)
-        assert isinstance(exc, StorageUnavailable)
-        assert isinstance(exc.__cause__, OperationTimedOut), repr(exc.__cause__)
-        assert REQUEST_TIMEOUT - 0.05 <= seconds <= REQUEST_TIMEOUT + 0.5, seconds
+        seconds, exc = await timed(session.read(SELECT))
     finally:
-        await session.close()
+        os.kill(pid, signal.SIGCONT)
+    assert isinstance(exc, StorageUnavailable)
+    assert isinstance(exc.__cause__, OperationTimedOut), repr(exc.__cause__)
+    assert REQUEST_TIMEOUT - 0.05 <= seconds <= REQUEST_TIMEOUT + 0.5, seconds
