@@ -120,6 +120,9 @@ class CassandraScheduledMessages:
                     [queue.queue_id, bucket],
                 )
 
+    async def has_finished_minutes(self, queue: Queue, until_ms: int) -> bool:
+        return bool(await self._buckets(queue.queue_id, until_ms // BUCKET_MS - 1))
+
     async def summary(self, queue: Queue) -> ScheduledSummary:
         found = await self._session.read(
             f"SELECT bucket, messages FROM {schema.SCHEDULED_COUNTS_TABLE}"

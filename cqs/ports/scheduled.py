@@ -35,6 +35,10 @@ class ScheduledMessages(Protocol):
         """Forget the bookkeeping of time buckets that end at or before `until_ms` and hold
         no message any more."""
 
+    async def has_finished_minutes(self, queue: Queue, until_ms: int) -> bool:
+        """Whether any time bucket ending at or before `until_ms` still has bookkeeping
+        (that `finish_through` would look at)."""
+
     async def summary(self, queue: Queue) -> ScheduledSummary:
         """How many messages wait (approximate) and when the earliest is due."""
 

@@ -93,6 +93,15 @@ class TimerPromoter:
     async def _promote_queue(self, queue: Queue) -> int:
         until_ms = self._now_ms() + self._lead_ms
         if not await self._scheduled.due(queue, until_ms, 1):
+            # Nothing to promote, but a minute may have ended since the last promotion: its
+            # count goes (a count left high by a process killed mid-promotion would else
+            # be reported for good). Under the lease, as the promotion's own finish.
+            if await self._scheduled.has_finished_minutes(queue, until_ms):
+                if await self._leases.claim(queue.identity, self._owner, self._lease_ms):
+                    try:
+                        await self._scheduled.finish_through(queue, until_ms)
+                    finally:
+                        await self._leases.release(queue.identity, self._owner)
             return 0
         identity = queue.identity
         if not await self._leases.claim(identity, self._owner, self._lease_ms):
