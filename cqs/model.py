@@ -325,7 +325,8 @@ class Redelivery(enum.Enum):
 
 class VisibilityOutcome(enum.Enum):
     CHANGED = "changed"
-    NOT_IN_FLIGHT = "not_in_flight"  # visible, delayed or unknown: nothing to change
+    NOT_IN_FLIGHT = "not_in_flight"  # visible to others since, or delayed: nothing to change
+    UNKNOWN = "unknown"  # not cached: deleted (or past its retention)
     STALE_HANDLE = "stale_handle"
 
 

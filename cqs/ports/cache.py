@@ -122,7 +122,8 @@ class CachedMessages(Protocol):
     async def change_visibility(
         self, queue: QueueIdentity, message_id: str, receipt_nonce: str, visible_at_ms: int
     ) -> VisibilityOutcome:
-        """Move an in-flight message's return time (visible_at <= now makes it visible)."""
+        """Move a received message's return time (visible_at <= now makes it visible); also
+        one whose timeout ran out, while the latest receive's handle is the one given."""
 
     async def counts(self, queue: QueueIdentity, now_ms: int) -> MessageCounts: ...
 

@@ -1,9 +1,10 @@
 """InFlightMessages: what happens to a received message through its receipt handle.
 
 Owns DeleteMessage and ChangeMessageVisibility (and their batches): reading the receipt
-handle, the cache's verdict (done, stale handle, not in flight; as in SQS a delete with a
-handle from before the latest receive succeeds and deletes nothing, and a visibility change
-with one applies to the message), the store delete (deferred
+handle, the cache's verdict (done, stale handle, not in flight, unknown; as in SQS a delete
+with a handle from before the latest receive succeeds and deletes nothing, a visibility change
+with one applies to the message, and one whose timeout already ran out still applies while no
+receive has handed the message out since), the store delete (deferred
 through the cache while the store is away), and what this process's own deliveries allow
 while the cache is not ready. Also gives back or deletes the messages a move task holds.
 Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
@@ -17,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from cqs import validation
 from cqs.errors import (
     CqsError,
+    InvalidParameterValue,
     MessageNotInflight,
     StorageError,
     StorageUnavailable,
@@ -103,7 +105,7 @@ class InFlightMessages:
             outcome = await self._messages.change_visibility(
                 identity, handle.message_id, handle.receipt_nonce, visible_at
             )
-            if outcome is VisibilityOutcome.NOT_IN_FLIGHT:
+            if outcome is not VisibilityOutcome.CHANGED:
                 cache_ready = await self._messages.state(identity) is CacheState.READY
         except StorageUnavailable:
             outcome, cache_ready = VisibilityOutcome.NOT_IN_FLIGHT, False
@@ -117,10 +119,14 @@ class InFlightMessages:
             queue.queue_id, handle.message_id, visible_at
         ):
             return
-        raise MessageNotInflight(
+        reason = (
             f"Value {receipt_handle} for parameter ReceiptHandle is invalid. Reason: Message "
             "does not exist or is not available for visibility timeout change."
         )
+        # As SQS: a deleted message's handle is an invalid value, not a message out of flight.
+        if cache_ready and outcome is VisibilityOutcome.UNKNOWN:
+            raise InvalidParameterValue(reason)
+        raise MessageNotInflight(reason)
 
     async def delete_message_batch(
         self, queue: Queue, entries: Sequence[tuple[str, str]]

@@ -714,21 +714,61 @@ async def test_change_visibility_of_a_message_not_in_flight_changes_nothing(
         outcome = await message_cache.change_visibility(queue, message.message_id, "", now + 1000)
         assert outcome is VisibilityOutcome.NOT_IN_FLIGHT
     unknown = await message_cache.change_visibility(queue, str(uuid.uuid1()), "", now + 1000)
-    assert unknown is VisibilityOutcome.NOT_IN_FLIGHT
+    assert unknown is VisibilityOutcome.UNKNOWN
     assert await message_cache.counts(queue, now) == MessageCounts(1, 0, 1)
 
 
-async def test_change_visibility_after_the_timeout_passed_finds_the_message_not_in_flight(
+async def test_change_visibility_after_the_timeout_passed_hides_the_message_again(
+    message_cache: RedisMessageCache,
+) -> None:
+    """As SQS, a late heartbeat still applies while nobody received the message since."""
+    queue = await ready_queue(message_cache)
+    long_ago = now_ms() - 10_000
+    await message_cache.add(queue, [make_message(sent_ms=long_ago)], long_ago)
+    [delivery] = await receive(message_cache, queue, long_ago, timeout_ms=1000)
+    now = now_ms()
+    outcome = await message_cache.change_visibility(
+        queue, delivery.message.message_id, delivery.receipt_nonce, now + 60_000
+    )
+    assert outcome is VisibilityOutcome.CHANGED
+    assert await receive(message_cache, queue, now + 59_999) == []
+    assert len(await receive(message_cache, queue, now + 60_000)) == 1
+
+
+async def test_change_visibility_of_a_message_swept_back_hides_it_again(
+    message_cache: RedisMessageCache,
+) -> None:
+    queue = await ready_queue(message_cache)
+    long_ago = now_ms() - 10_000
+    await message_cache.add(queue, [make_message(sent_ms=long_ago), make_message()], long_ago)
+    [delivery] = await receive(message_cache, queue, long_ago, max_count=1, timeout_ms=1000)
+    now = now_ms()
+    await sweep(message_cache, now)
+    assert await message_cache.next_due_ms(queue) is None, "swept back: nothing in flight"
+    outcome = await message_cache.change_visibility(
+        queue, delivery.message.message_id, delivery.receipt_nonce, now + 60_000
+    )
+    assert outcome is VisibilityOutcome.CHANGED
+    assert await message_cache.counts(queue, now) == MessageCounts(1, 1, 0)
+    assert await message_cache.next_due_ms(queue) == now + 60_000
+    assert len(await receive(message_cache, queue, now)) == 1, "only the other one"
+
+
+async def test_change_visibility_with_a_handle_from_before_the_latest_receive_of_a_visible_message_changes_nothing(
     message_cache: RedisMessageCache,
 ) -> None:
     queue = await ready_queue(message_cache)
     long_ago = now_ms() - 10_000
     await message_cache.add(queue, [make_message(sent_ms=long_ago)], long_ago)
-    [delivery] = await receive(message_cache, queue, long_ago, timeout_ms=1000)
+    [first] = await receive(message_cache, queue, long_ago, timeout_ms=1000)
+    [second] = await receive(message_cache, queue, long_ago + 2000, timeout_ms=1000)
+    assert second.receipt_nonce != first.receipt_nonce
+    now = now_ms()
     outcome = await message_cache.change_visibility(
-        queue, delivery.message.message_id, delivery.receipt_nonce, now_ms() + 60_000
+        queue, first.message.message_id, first.receipt_nonce, now + 60_000
     )
     assert outcome is VisibilityOutcome.NOT_IN_FLIGHT
+    assert len(await receive(message_cache, queue, now)) == 1
 
 
 # --- counts, purge, drop ----------------------------------------------------------------

@@ -127,16 +127,60 @@ def test_message_can_be_deleted_with_handle_after_visibility_change(
     }
 
 
-def test_change_visibility_of_message_not_in_flight_is_refused(
+def test_change_visibility_after_the_timeout_ran_out_hides_the_message_again(
+    speaker: Speaker, make_queue: Any, advance: Advance
+) -> None:
+    """AWS answers 200 to a visibility change that arrives after the receive's timeout ran
+    out (issue 28, from AWS's recorded answers): a consumer's late heartbeat must not fail."""
+    url = make_queue(VisibilityTimeout=600)
+    speaker.send(url, "late heartbeat")
+    [first] = speaker.receive(url, wait_seconds=2, visibility_timeout=5)
+    advance(6)
+    speaker.change_visibility(url, first.receipt_handle, 30)
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
+    advance(31)
+    [again] = receive_within(speaker, url, REAPPEAR_SLACK)
+    assert again.message_id == first.message_id
+
+
+def test_change_visibility_after_visibility_zero_hides_the_message_again(
     speaker: Speaker, make_queue: Any
 ) -> None:
     url = make_queue(VisibilityTimeout=600)
     speaker.send(url, "released")
     [first] = speaker.receive(url, wait_seconds=2)
     speaker.change_visibility(url, first.receipt_handle, 0)
+    speaker.change_visibility(url, first.receipt_handle, 30)
+    assert receive_within(speaker, url, HIDDEN_WATCH) == []
+
+
+def test_change_visibility_with_a_handle_from_before_the_latest_receive_is_refused_once_visible(
+    speaker: Speaker, make_queue: Any
+) -> None:
+    """Someone else received the message since, and it is visible again: the old handle has
+    nothing in flight to change (cqs's answer; AWS's recorded answers do not show this case)."""
+    url = make_queue(VisibilityTimeout=600)
+    speaker.send(url, "handed on")
+    [first] = speaker.receive(url, wait_seconds=2, visibility_timeout=0)
+    [second] = speaker.receive(url, wait_seconds=2, visibility_timeout=0)
+    assert second.message_id == first.message_id
     with pytest.raises(SqsError) as caught:
         speaker.change_visibility(url, first.receipt_handle, 30)
     assert caught.value.code == "AWS.SimpleQueueService.MessageNotInflight"
+    assert caught.value.status == 400
+
+
+def test_change_visibility_of_a_deleted_message_is_an_invalid_parameter_value(
+    speaker: Speaker, make_queue: Any
+) -> None:
+    """AWS answers InvalidParameterValue here, not MessageNotInflight (issue 28)."""
+    url = make_queue()
+    speaker.send(url, "deleted")
+    [first] = speaker.receive(url, wait_seconds=2)
+    speaker.delete(url, first.receipt_handle)
+    with pytest.raises(SqsError) as caught:
+        speaker.change_visibility(url, first.receipt_handle, 30)
+    assert caught.value.code == "InvalidParameterValue"
     assert caught.value.status == 400
 
 

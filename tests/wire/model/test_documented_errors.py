@@ -94,7 +94,9 @@ def _entries(count: int, *, same_id: bool = False, bad_id: bool = False) -> Reci
 
 def _in_flight_nowhere(scene: Scene, action: str) -> Members:
     url = scene.fresh_queue()
-    handle = scene.receipt_handle(url, visibility=0)  # visible again at once
+    handle = scene.receipt_handle(url, visibility=0)  # visible again at once...
+    call_ok(scene.endpoint, "ReceiveMessage",  # ...and handed out since, visible again
+            {"QueueUrl": url, "VisibilityTimeout": 0, "WaitTimeSeconds": 1})
     return {"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 10}
 
 
