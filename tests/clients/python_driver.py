@@ -187,17 +187,19 @@ class Scenario:
         return {"elapsed": elapsed, "bodies": [m["Body"] for m in messages]}
 
     def change_visibility(self) -> dict[str, Any]:
-        self.call("SendMessage", QueueUrl=self.standard, MessageBody="comes back")
-        first = self.receive(self.standard, WaitTimeSeconds=2, VisibilityTimeout=30)
-        self.call("ChangeMessageVisibility", QueueUrl=self.standard,
+        # A queue of its own, so what earlier steps left behind cannot be received here.
+        url = self.call("CreateQueue", QueueName=self.plan["visibility_queue"])["QueueUrl"]
+        self.call("SendMessage", QueueUrl=url, MessageBody="comes back")
+        first = self.receive(url, WaitTimeSeconds=2, VisibilityTimeout=30)
+        self.call("ChangeMessageVisibility", QueueUrl=url,
                   ReceiptHandle=first[0]["ReceiptHandle"], VisibilityTimeout=0)
-        again = self.receive(self.standard, WaitTimeSeconds=5, VisibilityTimeout=1)
-        self.call("ChangeMessageVisibility", QueueUrl=self.standard,
+        again = self.receive(url, WaitTimeSeconds=5, VisibilityTimeout=1)
+        # May arrive after that 1 s on a slow machine: as in SQS it still applies.
+        self.call("ChangeMessageVisibility", QueueUrl=url,
                   ReceiptHandle=again[0]["ReceiptHandle"], VisibilityTimeout=30)
-        time.sleep(2)
-        hidden = self.receive(self.standard, WaitTimeSeconds=1)
-        self.call("DeleteMessage", QueueUrl=self.standard,
-                  ReceiptHandle=again[0]["ReceiptHandle"])
+        time.sleep(2)  # past the receive's own 1 s visibility, on the server's real clock
+        hidden = self.receive(url, WaitTimeSeconds=1)
+        self.call("DeleteQueue", QueueUrl=url)
         return {"first": [m["Body"] for m in first], "reappeared": [m["Body"] for m in again],
                 "while_hidden": [m["Body"] for m in hidden]}
 
@@ -253,12 +255,14 @@ class Scenario:
         return {"pages": pages}
 
     def purge(self) -> dict[str, Any]:
+        url = self.call("CreateQueue", QueueName=self.plan["purge_queue"])["QueueUrl"]
         for n in range(self.plan["purged_messages"]):
-            self.call("SendMessage", QueueUrl=self.standard, MessageBody=f"purged-{n}")
-        before = self.counts(self.standard)
-        self.call("PurgeQueue", QueueUrl=self.standard)
-        after = self.counts(self.standard)
-        received = self.receive(self.standard, WaitTimeSeconds=1)
+            self.call("SendMessage", QueueUrl=url, MessageBody=f"purged-{n}")
+        before = self.counts(url)
+        self.call("PurgeQueue", QueueUrl=url)
+        after = self.counts(url)
+        received = self.receive(url, WaitTimeSeconds=1)
+        self.call("DeleteQueue", QueueUrl=url)
         return {"counts_before": before, "counts_after": after, "received_after": len(received)}
 
     def delete_queue(self) -> dict[str, Any]:

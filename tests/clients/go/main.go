@@ -41,6 +41,8 @@ type plan struct {
 	Untag             []string                     `json:"untag"`
 	FifoGroups        map[string]int               `json:"fifo_groups"`
 	PurgedMessages    int                          `json:"purged_messages"`
+	VisibilityQueue   string                       `json:"visibility_queue"`
+	PurgeQueue        string                       `json:"purge_queue"`
 	LongPollWait      int32                        `json:"long_poll_wait"`
 	LongPollSendAfter float64                      `json:"long_poll_send_after"`
 }
@@ -69,6 +71,17 @@ func (r *run) counts(url *string) []int {
 	a, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
 	b, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
 	return []int{a, b}
+}
+
+func (r *run) create(name string) *string {
+	out, err := r.c.CreateQueue(r.ctx, &sqs.CreateQueueInput{QueueName: &name})
+	check(err)
+	return out.QueueUrl
+}
+
+func (r *run) drop(url *string) {
+	_, err := r.c.DeleteQueue(r.ctx, &sqs.DeleteQueueInput{QueueUrl: url})
+	check(err)
 }
 
 func (r *run) send(url *string, body string) *sqs.SendMessageOutput {
@@ -227,18 +240,21 @@ func (r *run) steps() []func() (string, obs) {
 			return "long_poll", obs{"elapsed": elapsed, "bodies": bodies(messages)}
 		},
 		func() (string, obs) {
-			r.send(r.standard, "comes back")
-			first := r.receive(r.standard, sqs.ReceiveMessageInput{WaitTimeSeconds: 2, VisibilityTimeout: 30})
+			// A queue of its own, so what earlier steps left behind cannot be received here.
+			url := r.create(r.p.VisibilityQueue)
+			r.send(url, "comes back")
+			first := r.receive(url, sqs.ReceiveMessageInput{WaitTimeSeconds: 2, VisibilityTimeout: 30})
 			_, err := r.c.ChangeMessageVisibility(r.ctx, &sqs.ChangeMessageVisibilityInput{
-				QueueUrl: r.standard, ReceiptHandle: first[0].ReceiptHandle, VisibilityTimeout: 0})
+				QueueUrl: url, ReceiptHandle: first[0].ReceiptHandle, VisibilityTimeout: 0})
 			check(err)
-			again := r.receive(r.standard, sqs.ReceiveMessageInput{WaitTimeSeconds: 5, VisibilityTimeout: 1})
+			again := r.receive(url, sqs.ReceiveMessageInput{WaitTimeSeconds: 5, VisibilityTimeout: 1})
+			// May arrive after that 1 s on a slow machine: as in SQS it still applies.
 			_, err = r.c.ChangeMessageVisibility(r.ctx, &sqs.ChangeMessageVisibilityInput{
-				QueueUrl: r.standard, ReceiptHandle: again[0].ReceiptHandle, VisibilityTimeout: 30})
+				QueueUrl: url, ReceiptHandle: again[0].ReceiptHandle, VisibilityTimeout: 30})
 			check(err)
 			time.Sleep(2 * time.Second)
-			hidden := r.receive(r.standard, sqs.ReceiveMessageInput{WaitTimeSeconds: 1})
-			r.remove(r.standard, again[0].ReceiptHandle)
+			hidden := r.receive(url, sqs.ReceiveMessageInput{WaitTimeSeconds: 1})
+			r.drop(url)
 			return "change_visibility", obs{"first": bodies(first), "reappeared": bodies(again),
 				"while_hidden": bodies(hidden)}
 		},
@@ -322,14 +338,16 @@ func (r *run) steps() []func() (string, obs) {
 			return "list_paging", obs{"pages": pages}
 		},
 		func() (string, obs) {
+			url := r.create(r.p.PurgeQueue)
 			for n := 0; n < r.p.PurgedMessages; n++ {
-				r.send(r.standard, fmt.Sprintf("purged-%d", n))
+				r.send(url, fmt.Sprintf("purged-%d", n))
 			}
-			before := r.counts(r.standard)
-			_, err := r.c.PurgeQueue(r.ctx, &sqs.PurgeQueueInput{QueueUrl: r.standard})
+			before := r.counts(url)
+			_, err := r.c.PurgeQueue(r.ctx, &sqs.PurgeQueueInput{QueueUrl: url})
 			check(err)
-			after := r.counts(r.standard)
-			received := r.receive(r.standard, sqs.ReceiveMessageInput{WaitTimeSeconds: 1})
+			after := r.counts(url)
+			received := r.receive(url, sqs.ReceiveMessageInput{WaitTimeSeconds: 1})
+			r.drop(url)
 			return "purge", obs{"counts_before": before, "counts_after": after,
 				"received_after": len(received)}
 		},

@@ -171,16 +171,19 @@ const steps = {
     return { elapsed, bodies: bodies(messages) };
   },
   async change_visibility() {
-    await call("SendMessage", { QueueUrl: standard, MessageBody: "comes back" });
-    const first = await receive(standard, { WaitTimeSeconds: 2, VisibilityTimeout: 30 });
+    // A queue of its own, so what earlier steps left behind cannot be received here.
+    const url = (await call("CreateQueue", { QueueName: plan.visibility_queue })).QueueUrl;
+    await call("SendMessage", { QueueUrl: url, MessageBody: "comes back" });
+    const first = await receive(url, { WaitTimeSeconds: 2, VisibilityTimeout: 30 });
     await call("ChangeMessageVisibility", {
-      QueueUrl: standard, ReceiptHandle: first[0].ReceiptHandle, VisibilityTimeout: 0 });
-    const again = await receive(standard, { WaitTimeSeconds: 5, VisibilityTimeout: 1 });
+      QueueUrl: url, ReceiptHandle: first[0].ReceiptHandle, VisibilityTimeout: 0 });
+    const again = await receive(url, { WaitTimeSeconds: 5, VisibilityTimeout: 1 });
+    // May arrive after that 1 s on a slow machine: as in SQS it still applies.
     await call("ChangeMessageVisibility", {
-      QueueUrl: standard, ReceiptHandle: again[0].ReceiptHandle, VisibilityTimeout: 30 });
+      QueueUrl: url, ReceiptHandle: again[0].ReceiptHandle, VisibilityTimeout: 30 });
     await sleep(2000);
-    const hidden = await receive(standard, { WaitTimeSeconds: 1 });
-    await call("DeleteMessage", { QueueUrl: standard, ReceiptHandle: again[0].ReceiptHandle });
+    const hidden = await receive(url, { WaitTimeSeconds: 1 });
+    await call("DeleteQueue", { QueueUrl: url });
     return { first: bodies(first), reappeared: bodies(again), while_hidden: bodies(hidden) };
   },
   async fifo() {
@@ -239,13 +242,15 @@ const steps = {
     return { pages };
   },
   async purge() {
+    const url = (await call("CreateQueue", { QueueName: plan.purge_queue })).QueueUrl;
     for (let n = 0; n < plan.purged_messages; n += 1) {
-      await call("SendMessage", { QueueUrl: standard, MessageBody: `purged-${n}` });
+      await call("SendMessage", { QueueUrl: url, MessageBody: `purged-${n}` });
     }
-    const before = await counts(standard);
-    await call("PurgeQueue", { QueueUrl: standard });
-    const after = await counts(standard);
-    const received = await receive(standard, { WaitTimeSeconds: 1 });
+    const before = await counts(url);
+    await call("PurgeQueue", { QueueUrl: url });
+    const after = await counts(url);
+    const received = await receive(url, { WaitTimeSeconds: 1 });
+    await call("DeleteQueue", { QueueUrl: url });
     return { counts_before: before, counts_after: after, received_after: received.length };
   },
   async delete_queue() {
