@@ -5,9 +5,9 @@ are queued, and one flush sends them with one socket write on the pipeline's own
 and reads the replies in order, handing each caller its own result or its own error. A flush
 is bounded (`max_commands`, `max_bytes`); what is left waits for the next one, which starts
 as soon as the previous one is read. Each caller keeps the semantics of a call of its own:
-- a script error (a Lua error, OOM, NOSCRIPT after a retry) fails only its caller;
-- NOSCRIPT (server restarted or flushed): the script is loaded and only the affected calls
-  are sent again;
+- a script error (a Lua error, OOM) fails only its caller;
+- NOSCRIPT (server restarted or flushed): only the affected calls are sent again, as EVAL
+  with the script's text, which also caches the script for the next EVALSHA;
 - a connection failure or timeout fails every caller of the flush, and every call queued
   behind it, with that error and disconnects the connection, so no half-read reply is left
   for the next flush and a dead server costs one connect timeout, not one per batch;
@@ -131,7 +131,7 @@ class ScriptPipeline:
         return batch, packed
 
     async def _flush(self, connection: Any, batch: list[_Call], packed: list[bytes]) -> None:
-        """One write, then every reply in order; NOSCRIPT calls are sent again once."""
+        """One write, then every reply in order; NOSCRIPT calls are sent again once, as EVAL."""
         self.flushes += 1
         await _write(connection, packed)
         forgotten: list[_Call] = []
@@ -149,10 +149,12 @@ class ScriptPipeline:
             await self._retry_forgotten(connection, forgotten)
 
     async def _retry_forgotten(self, connection: Any, forgotten: list[_Call]) -> None:
-        for script in {id(call.script): call.script for call in forgotten}.values():
-            await connection.send_command("SCRIPT", "LOAD", script.script, check_health=False)
-            script.sha = await connection.read_response()
-        packed = [chunk for call in forgotten for chunk in _pack(connection, call)]
+        """Send the forgotten calls again as EVAL with the script's text: Redis caches the
+        script under the same sha for the next EVALSHA, and a flush landing meanwhile (a
+        SCRIPT LOAD then EVALSHA could meet it) cannot make them fail."""
+        packed = [chunk for call in forgotten for chunk in connection.pack_command(
+            "EVAL", call.script.script, len(call.keys), *call.keys, *call.args
+        )]  # fmt: skip
         await connection.send_packed_command(packed, check_health=False)
         for call in forgotten:
             try:
