@@ -116,5 +116,8 @@ async def test_a_lone_statement_to_a_frozen_node_fails_at_the_drivers_own_timeou
     finally:
         os.kill(pid, signal.SIGCONT)
     assert isinstance(exc, StorageUnavailable)
+    # The driver's timeout, not the session's bound, ended the call: its cause says so, and
+    # it came before that bound. Only the lower bound is on the wall clock: on a loaded
+    # machine the timer may fire late, which the cause still tells apart.
     assert isinstance(exc.__cause__, OperationTimedOut), repr(exc.__cause__)
-    assert REQUEST_TIMEOUT - 0.05 <= seconds <= REQUEST_TIMEOUT + 0.5, seconds
+    assert REQUEST_TIMEOUT - 0.05 <= seconds < REQUEST_TIMEOUT + 1.0, seconds
