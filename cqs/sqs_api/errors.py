@@ -8,7 +8,11 @@ errors the protocol layer raises (missing action, oversized body...) live in `pr
 
 Codes and statuses follow the SQS Smithy model's `awsQueryError` traits (e.g.
 QueueDoesNotExist -> AWS.SimpleQueueService.NonExistentQueue, ReceiptHandleIsInvalid ->
-404) and the SQS API reference "Common Errors" page for the unmodelled ones.
+404) and the SQS API reference "Common Errors" page for the unmodelled ones. The JSON
+`__type` is the model's shape name (botocore shows it as `Error.QueryErrorCode`, and the
+header's code as `Error.Code`); the two unmodelled ones AWS answers over JSON are named as
+its recorded answers name them: InvalidParameterValue -> InvalidParameterValueException,
+MissingParameter -> MissingRequiredParameterException.
 
 Imports `cqs.errors` and the two codecs' text helpers: never the service, aiohttp or storage.
 """
@@ -87,10 +91,11 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     ),
     MissingAction: _sqs("MissingAction", "MissingAction", 400, "The request names no action."),
     errors.MissingParameter: _sqs(
-        "MissingParameter", "MissingParameter", 400, "A required parameter is missing."
+        "MissingParameter", "MissingRequiredParameterException", 400,
+        "A required parameter is missing.",
     ),
     errors.InvalidParameterValue: _sqs(
-        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
         "An invalid or out-of-range value was supplied for the input parameter.",
     ),
     errors.InvalidAttributeName: _sqs(
@@ -105,7 +110,7 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     ),
     # AWS reports an oversized message as a plain InvalidParameterValue.
     errors.MessageTooLong: _sqs(
-        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
         "One or more parameters are invalid. Reason: Message must be shorter than the "
         "queue's maximum message size.",
     ),
@@ -128,7 +133,7 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     ),
     # No SQS code of its own: AWS answers too many tags with InvalidParameterValue.
     errors.TooManyTags: _sqs(
-        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
         "Too many tags: a queue may have at most 50 tags.",
     ),
     errors.QueueDeletedRecently: _sqs(
