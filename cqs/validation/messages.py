@@ -122,9 +122,9 @@ def _wrong_value_field(name: str, data_type: str, field: str) -> InvalidParamete
 
 
 def _empty_attribute_value(name: str, data_type: str) -> InvalidParameterValue:
-    return InvalidParameterValue(
-        f"The message attribute '{name}' must contain non-empty message attribute value for"
-        f" message attribute type '{data_type}'."
+    return InvalidParameterValue(  # AWS's words, as recorded against SQS
+        f"Message (user) attribute '{name}' must contain a non-empty value of type"
+        f" '{data_type}'."
     )
 
 

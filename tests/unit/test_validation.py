@@ -433,9 +433,10 @@ def test_string_and_number_attributes_need_a_non_empty_string_value(data_type: s
     for empty in (None, ""):
         with pytest.raises(errors.InvalidParameterValue) as raised:
             validate_message_attributes({"a": string(empty, data_type)})
+        # AWS's words: LocalStack's snapshot recorded against SQS,
+        # test_send_message_with_empty_string_attribute.
         assert raised.value.message == (
-            "The message attribute 'a' must contain non-empty message attribute value for"
-            f" message attribute type '{data_type}'."
+            f"Message (user) attribute 'a' must contain a non-empty value of type '{data_type}'."
         )
 
 
@@ -444,7 +445,7 @@ def test_binary_attributes_need_a_non_empty_binary_value(data_type: str) -> None
     for empty in (None, b""):
         with pytest.raises(errors.InvalidParameterValue) as raised:
             validate_message_attributes({"a": binary(empty, data_type)})
-        assert f"for message attribute type '{data_type}'" in raised.value.message
+        assert f"must contain a non-empty value of type '{data_type}'" in raised.value.message
 
 
 def test_binary_attribute_given_a_string_value_is_refused() -> None:

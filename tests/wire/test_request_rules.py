@@ -133,6 +133,18 @@ def test_both_system_attribute_parameters_are_honoured_together(
     assert set(message["Attributes"]) == {"SenderId", "SentTimestamp"}
 
 
+def test_an_empty_attribute_value_is_refused_in_aws_s_words(sqs: Any, make_queue: Any) -> None:
+    # AWS's words: LocalStack's snapshot recorded against SQS,
+    # test_send_message_with_empty_string_attribute.
+    url = make_queue()
+    assert refusal(lambda: sqs.send_message(QueueUrl=url, MessageBody="b", MessageAttributes={
+        "ErrorDetails": {"DataType": "String", "StringValue": ""}})) == (
+        "InvalidParameterValue", 400,
+        "Message (user) attribute 'ErrorDetails' must contain a non-empty value of type"
+        " 'String'.",
+    )
+
+
 # --- FIFO sends ---------------------------------------------------------------------------
 
 NO_DEDUPLICATION = (
@@ -144,6 +156,8 @@ NO_DEDUPLICATION = (
 def test_fifo_send_without_group_id_is_missing_parameter(
     sqs: Any, fifo_queue: Callable[..., str]
 ) -> None:
+    # LocalStack's snapshot recorded against SQS: test_posting_to_fifo_requires_...
+    # (MissingParameter over both protocols).
     url = fifo_queue(ContentBasedDeduplication="true")
     assert refusal(lambda: sqs.send_message(QueueUrl=url, MessageBody="b")) == (
         "MissingParameter", 400, "The request must contain the parameter MessageGroupId."
@@ -162,7 +176,10 @@ def test_fifo_send_without_deduplication_id_is_refused_unless_content_based(
 @pytest.mark.parametrize(
     ("bad_entry", "code", "message"),
     [
-        ({"MessageDeduplicationId": "d"}, "MissingParameter",
+        # AWS answers a batch entry without its group id InvalidParameterValue (SendMessage
+        # alone: MissingParameter); LocalStack's snapshot recorded against SQS,
+        # test_send_batch_missing_message_group_id_for_fifo_queue.
+        ({"MessageDeduplicationId": "d"}, "InvalidParameterValue",
          "The request must contain the parameter MessageGroupId."),
         ({"MessageGroupId": "g"}, "InvalidParameterValue", NO_DEDUPLICATION),
     ],
