@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cqs import arns, checksums
 from cqs.dead_letter_policy import read_task_handle, task_handle
-from cqs.errors import InvalidParameterValue
+from cqs.errors import InvalidParameterValue, ResourceNotFound
 from cqs.model import (
     BatchFailure,
     Caller,
@@ -371,6 +371,13 @@ async def cancel_message_move_task(service: QueueService, call: ApiCall) -> Wire
     except InvalidParameterValue:
         pass  # not a handle: the action refuses it in its own words
     else:
+        source = arns.queue_identity_from_arn(source_arn)
+        if source is not None and source.account_id != call.account_id:
+            # A handle naming another account's queue names, to its caller, no queue at
+            # all: AWS answers 404 ResourceNotFoundException, not a refusal.
+            raise ResourceNotFound(
+                "The resource that you specified for the SourceArn parameter doesn't exist."
+            )
         await call.queue_of_arn(source_arn)
     moved = await service.cancel_message_move_task(request.task_handle)
     return {"ApproximateNumberOfMessagesMoved": moved}
