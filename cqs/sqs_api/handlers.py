@@ -3,7 +3,7 @@
 Each handler reads its request type (in the request's protocol), calls exactly one
 `QueueService` method, and returns a protocol-neutral result (the output shape's members by
 their model names) or None for actions without output; `json_codec` / `query_codec` render
-it. Queue URLs are turned into names on the way in and built from names on the way out.
+it. An empty list is None (left out), as AWS leaves out empty lists such as `"Failed": []`. Queue URLs are turned into names on the way in and built from names on the way out.
 
 Imports the service (for its type), model values, pure helpers and the other `sqs_api`
 modules: never aiohttp, Redis or Cassandra.
@@ -248,8 +248,8 @@ async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult
     )
     return {
         "Successful": [{"Id": entry_id, **_send_result(result)}
-                       for entry_id, result in batch.successful],
-        "Failed": [_failure(failure) for failure in batch.failed],
+                       for entry_id, result in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -273,8 +273,8 @@ async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResu
         await call.queue(request.queue_url), request.entries
     )
     return {
-        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
-        "Failed": [_failure(failure) for failure in batch.failed],
+        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -294,8 +294,8 @@ async def change_message_visibility_batch(
         await call.queue(request.queue_url), request.entries
     )
     return {
-        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
-        "Failed": [_failure(failure) for failure in batch.failed],
+        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -311,7 +311,7 @@ async def list_dead_letter_source_queues(
     )
     # `queueUrls` is required in the output shape: an empty list, never left out.
     return {
-        "queueUrls": [call.queue_url(name, queue.account_id) for name in names],
+        "queueUrls": [call.queue_url(name, queue.account_id) for name in names] or None,
         "NextToken": next_token,
     }
 
