@@ -196,7 +196,9 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
         decoded = decoded.with_queue_url(queue_url(base_url, account, queue_name))
 
     service = request.config_dict[SERVICE_PROVIDER_KEY]()
-    result = await handler(service, ApiCall(decoded, base_url, caller, service.access))
+    result = await handler(service, ApiCall(
+        decoded, base_url, caller, service.access, request.headers.get("X-Amzn-Trace-Id")
+    ))
     request_id = _request_id(request)
     if protocol is Protocol.JSON:
         return web.Response(

@@ -12,7 +12,7 @@ modules: never aiohttp, Redis or Cassandra.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cqs import arns, checksums
 from cqs.dead_letter_policy import read_task_handle, task_handle
@@ -25,6 +25,7 @@ from cqs.model import (
     MoveTaskStatus,
     QueueIdentity,
     ReceivedMessage,
+    SendRequest,
     SendResult,
 )
 from cqs.service import QueueAccess, QueueService
@@ -58,6 +59,8 @@ from cqs.sqs_api.requests import (
 )
 from cqs.sqs_api.urls import queue_address_from_url, queue_url
 
+TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader"  # the X-Ray message system attribute
+
 
 @dataclass(frozen=True, slots=True)
 class ApiCall:
@@ -68,6 +71,7 @@ class ApiCall:
     base_url: str
     caller: Caller
     access: QueueAccess  # decides whether the caller may do this action to a queue
+    trace_header: str | None = None  # the request's X-Amzn-Trace-Id (X-Ray), if any
 
     @property
     def action(self) -> str:
@@ -235,19 +239,44 @@ async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | 
 
 # --- messages ---------------------------------------------------------------------------------
 
+def _traced(message: SendRequest, trace_header: str | None) -> SendRequest:
+    """As AWS: the request's X-Amzn-Trace-Id becomes the AWSTraceHeader of every message
+    it sends, unless the message carries its own (the system attribute wins)."""
+    if not trace_header or TRACE_HEADER_ATTRIBUTE in message.system_attributes:
+        return message
+    traced = MessageAttributeValue(data_type="String", string_value=trace_header)
+    return replace(
+        message,
+        system_attributes={**message.system_attributes, TRACE_HEADER_ATTRIBUTE: traced},
+    )
+
+
+def _sent(result: SendResult, message: SendRequest) -> dict[str, WireValue]:
+    """A send's result; no MD5 of system attributes the client did not send (a trace header
+    taken from the HTTP header)."""
+    sent = _send_result(result)
+    if not message.system_attributes:
+        sent["MD5OfMessageSystemAttributes"] = None
+    return sent
+
+
 async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageRequest)
-    result = await service.send_message(await call.queue(request.queue_url), request.message)
-    return _send_result(result)
+    result = await service.send_message(
+        await call.queue(request.queue_url), _traced(request.message, call.trace_header)
+    )
+    return _sent(result, request.message)
 
 
 async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageBatchRequest)
     batch = await service.send_message_batch(
-        await call.queue(request.queue_url), request.entries
+        await call.queue(request.queue_url),
+        [(entry_id, _traced(message, call.trace_header)) for entry_id, message in request.entries],
     )
+    given = dict(request.entries)
     return {
-        "Successful": [{"Id": entry_id, **_send_result(result)}
+        "Successful": [{"Id": entry_id, **_sent(result, given[entry_id])}
                        for entry_id, result in batch.successful] or None,
         "Failed": [_failure(failure) for failure in batch.failed] or None,
     }

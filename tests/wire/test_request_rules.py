@@ -310,3 +310,40 @@ def test_change_visibility_batch_entry_over_12_hours_fails_alone(
     assert (failed["Id"], failed["Code"], failed["SenderFault"]) == (
         "long", "InvalidParameterValue", True
     )
+
+
+# --- the X-Ray trace header -----------------------------------------------------------------
+
+TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+
+
+def test_the_x_amzn_trace_id_header_becomes_each_message_s_aws_trace_header(
+    sqs: Any, make_queue: Any
+) -> None:
+    # AWS X-Ray developer guide, "Amazon SQS and AWS X-Ray": the X-Amzn-Trace-Id header
+    # applies to every message of SendMessage / SendMessageBatch; an AWSTraceHeader system
+    # attribute overrides it.
+    def add_trace_header(request: Any, **_: Any) -> None:
+        request.headers["X-Amzn-Trace-Id"] = TRACE
+
+    sqs.meta.events.register("before-sign.sqs.SendMessage", add_trace_header)
+    sqs.meta.events.register("before-sign.sqs.SendMessageBatch", add_trace_header)
+    url = make_queue()
+    own = "Root=1-00000000-000000000000000000000000;Sampled=0"
+    sqs.send_message(QueueUrl=url, MessageBody="single")
+    sqs.send_message_batch(QueueUrl=url, Entries=[
+        {"Id": "a", "MessageBody": "batched"},
+        {"Id": "b", "MessageBody": "own", "MessageSystemAttributes": {
+            "AWSTraceHeader": {"DataType": "String", "StringValue": own}}},
+    ])
+
+    traces: dict[str, str | None] = {}
+    for _ in range(10):
+        for message in sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+            MessageSystemAttributeNames=["AWSTraceHeader"],
+        ).get("Messages", []):
+            traces[message["Body"]] = message.get("Attributes", {}).get("AWSTraceHeader")
+        if len(traces) == 3:
+            break
+    assert traces == {"single": TRACE, "batched": TRACE, "own": own}
