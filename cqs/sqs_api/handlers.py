@@ -251,21 +251,12 @@ def _traced(message: SendRequest, trace_header: str | None) -> SendRequest:
     )
 
 
-def _sent(result: SendResult, message: SendRequest) -> dict[str, WireValue]:
-    """A send's result; no MD5 of system attributes the client did not send (a trace header
-    taken from the HTTP header)."""
-    sent = _send_result(result)
-    if not message.system_attributes:
-        sent["MD5OfMessageSystemAttributes"] = None
-    return sent
-
-
 async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageRequest)
     result = await service.send_message(
         await call.queue(request.queue_url), _traced(request.message, call.trace_header)
     )
-    return _sent(result, request.message)
+    return _send_result(result)
 
 
 async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
@@ -274,9 +265,8 @@ async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult
         await call.queue(request.queue_url),
         [(entry_id, _traced(message, call.trace_header)) for entry_id, message in request.entries],
     )
-    given = dict(request.entries)
     return {
-        "Successful": [{"Id": entry_id, **_sent(result, given[entry_id])}
+        "Successful": [{"Id": entry_id, **_send_result(result)}
                        for entry_id, result in batch.successful] or None,
         "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
