@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
+from collections.abc import Mapping
 
-from cqs import checksums, validation
+from cqs import checksums, dead_letter_policy, validation
 from cqs.model import (
     Delivery,
     Message,
@@ -126,7 +127,19 @@ def carried_system_attributes(message: Message) -> dict[str, str]:
         carried["MessageDeduplicationId"] = message.deduplication_id
     if message.sequence_number is not None:
         carried["SequenceNumber"] = format_sequence_number(message.sequence_number)
+    source = message.system_attributes.get(dead_letter_policy.DEAD_LETTER_SOURCE_ATTRIBUTE)
+    if source is not None and source.string_value is not None:
+        carried["DeadLetterQueueSourceArn"] = source.string_value
     return carried
+
+
+def prior_receive_count(system_attributes: Mapping[str, MessageAttributeValue]) -> int:
+    """How many times a dead-lettered message was received in the queues it came from."""
+    prior = system_attributes.get(dead_letter_policy.PRIOR_RECEIVES_ATTRIBUTE)
+    try:
+        return int(prior.string_value or 0) if prior is not None else 0
+    except ValueError:
+        return 0
 
 
 def received_message(
@@ -141,7 +154,9 @@ def received_message(
     system: dict[str, str] = {
         "SenderId": message.sender_id,
         "SentTimestamp": str(message.sent_timestamp_ms),
-        "ApproximateReceiveCount": str(delivery.receive_count),
+        "ApproximateReceiveCount": str(
+            delivery.receive_count + prior_receive_count(message.system_attributes)
+        ),
         "ApproximateFirstReceiveTimestamp": str(delivery.first_receive_timestamp_ms),
     }
     system.update(carried_system_attributes(message))
