@@ -20,6 +20,11 @@ from cqs.model import MessageMoveTask
 # was moved from, so a move task can send it back. Clients cannot set it (only
 # AWSTraceHeader is accepted on send) and receives never return it.
 DEAD_LETTER_SOURCE_ATTRIBUTE = "cqs.DeadLetterQueueSourceArn"
+# How many times a message was received before it moved to a dead-letter queue (a hidden
+# system attribute like the source): its ApproximateReceiveCount goes on from there, as AWS's.
+PRIOR_RECEIVES_ATTRIBUTE = "cqs.PriorReceiveCount"
+# What both are while a message sits in a dead-letter queue, dropped when a task moves it on.
+DEAD_LETTER_ATTRIBUTES = (DEAD_LETTER_SOURCE_ATTRIBUTE, PRIOR_RECEIVES_ATTRIBUTE)
 
 MAX_SOURCE_QUEUE_ARNS = 10  # sourceQueueArns of a byQueue RedriveAllowPolicy
 

@@ -43,7 +43,8 @@ def _policy_document(policy: str | None, queue_arn: str) -> dict[str, object]:
                     document["Statement"]
                 ]
             return document
-    return {"Version": "2012-10-17", "Id": f"{queue_arn}/SQSDefaultPolicy", "Statement": []}
+    # AWS writes the 2008 policy language version here (recorded against SQS).
+    return {"Version": "2008-10-17", "Id": f"{queue_arn}/SQSDefaultPolicy", "Statement": []}
 
 
 def _statements(document: dict[str, object]) -> list[object]:
@@ -113,8 +114,7 @@ def remove_permission(policy: str | None, label: str) -> str | None:
     remaining = [s for s in statements if not (isinstance(s, dict) and s.get("Sid") == label)]
     if not policy or len(remaining) == len(statements):
         raise InvalidParameterValue(
-            f"Value {label} for parameter Label is invalid. Reason: can't find label on"
-            " existing policy."
+            f"Value {label} for parameter Label is invalid. Reason: can't find label."
         )
     if not remaining:
         return None

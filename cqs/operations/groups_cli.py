@@ -111,16 +111,22 @@ def call(endpoint: str, action: str, body: dict[str, Any], *, region: str | None
         with urllib.request.urlopen(prepared, timeout=30) as response:
             text = response.read()
     except urllib.error.HTTPError as error:
-        raise GroupsCallError(_error_text(error.read(), error.code)) from None
+        raise GroupsCallError(
+            _error_text(error.read(), error.code, error.headers.get("x-amzn-query-error"))
+        ) from None
     except OSError as error:
         raise GroupsCallError(f"cannot reach {endpoint}: {error}") from None
     return dict(json.loads(text)) if text.strip() else {}
 
 
-def _error_text(payload: bytes, status: int) -> str:
+def _error_text(payload: bytes, status: int, query_error: str | None = None) -> str:
+    """The error as SQS clients name it: the query code of `x-amzn-query-error` (what boto3
+    shows as Error.Code), else the `__type` shape name."""
     try:
         document = json.loads(payload)
         code = str(document.get("__type", "")).rsplit("#", 1)[-1]
+        if query_error and query_error.split(";", 1)[0]:
+            code = query_error.split(";", 1)[0]
         return f"{code} ({status}): {document.get('message', '')}"
     except (ValueError, AttributeError):
         return f"HTTP {status}: {payload[:200]!r}"

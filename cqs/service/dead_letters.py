@@ -22,6 +22,7 @@ from cqs.ports import MessageStore, QueueCatalog, Telemetry
 from cqs.service import pagination
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.fifo import FifoSender
+from cqs.service.messages import prior_receive_count
 from cqs.service.queue_directory import QueueDirectory
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,8 @@ class DeadLetters:
         expires from the dead-letter queue once it is older than that queue's retention
         period; a FIFO dead-letter queue resets the enqueue time, as AWS does, and numbers
         the message anew (group and deduplication id kept). The source queue's ARN is kept
-        in a hidden system attribute for move tasks. Order: the dead-letter queue's store,
+        in a hidden system attribute for move tasks and shown as DeadLetterQueueSourceArn,
+        and the receives so far in another, so ApproximateReceiveCount goes on, as AWS's. Order: the dead-letter queue's store,
         then its cache, then the delete from the source's store, so a failure in between
         duplicates a message rather than losing it.
         """
@@ -116,6 +118,9 @@ class DeadLetters:
         source_attribute = MessageAttributeValue(
             "String", string_value=self._directory.arn(source.identity)
         )
+        # The cache moves a message on the receive after its maxReceiveCount-th.
+        policy = dead_letter_policy.parse_redrive_policy(source.attributes.get("RedrivePolicy"))
+        received_before = policy.max_receive_count if policy is not None else 0
         moved = [
             replace(
                 message,
@@ -123,6 +128,9 @@ class DeadLetters:
                 system_attributes={
                     **message.system_attributes,
                     dead_letter_policy.DEAD_LETTER_SOURCE_ATTRIBUTE: source_attribute,
+                    dead_letter_policy.PRIOR_RECEIVES_ATTRIBUTE: MessageAttributeValue(
+                        "Number", string_value=str(_prior_receives(message) + received_before)
+                    ),
                 },
             )
             for message in messages
@@ -187,3 +195,8 @@ def _retention_left(queue: Queue, message: Message, now_ms: int) -> int:
     its original enqueue time."""
     remaining_ms = message.sent_timestamp_ms + queue.retention_seconds * 1000 - now_ms
     return max(1, -(-remaining_ms // 1000))
+
+
+def _prior_receives(message: Message) -> int:
+    """Receives a message had in queues it was dead-lettered from before (0: none)."""
+    return prior_receive_count(message.system_attributes)

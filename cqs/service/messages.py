@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
+from collections.abc import Mapping
 
-from cqs import checksums, validation
+from cqs import checksums, dead_letter_policy, validation
 from cqs.model import (
     Delivery,
     Message,
+    MessageAttributeValue,
     Queue,
     ReceiptHandle,
     ReceivedMessage,
@@ -25,6 +27,10 @@ from cqs.model import (
     SendResult,
 )
 from cqs.receipts import ReceiptSigner
+
+# A standard (fair) queue's MessageGroupId, kept with the message as a hidden system
+# attribute (clients cannot send it: only AWSTraceHeader is accepted) and shown on receive.
+TENANT_ATTRIBUTE = "cqs.MessageGroupId"
 
 
 def new_message_id() -> str:
@@ -50,6 +56,7 @@ def build_message(queue: Queue, request: SendRequest, now_ms: int, sender_id: st
     size = validation.message_size(request.body, request.message_attributes)
     validation.validate_message_size(size, queue.maximum_message_size)
     group_id = deduplication_id = None
+    system_attributes = dict(request.system_attributes)
     if queue.fifo:
         validation.validate_fifo_send(
             request.message_group_id, request.message_deduplication_id,
@@ -60,11 +67,16 @@ def build_message(queue: Queue, request: SendRequest, now_ms: int, sender_id: st
             request.body.encode("utf-8")
         ).hexdigest()
     else:
-        # A fair queue's tenant id is accepted and checked, not kept: cqs does not yet
-        # schedule standard queues by tenant (docs/compatibility.md).
+        # A fair queue's tenant id is accepted, checked and given back on receive (as
+        # AWS does), kept among the system attributes rather than as a FIFO group: cqs does
+        # not yet schedule standard queues by tenant (docs/compatibility.md).
         validation.validate_standard_send(
             request.message_group_id, request.message_deduplication_id
         )
+        if request.message_group_id is not None:
+            system_attributes[TENANT_ATTRIBUTE] = MessageAttributeValue(
+                data_type="String", string_value=request.message_group_id
+            )
     if request.delay_seconds is None or queue.fifo:
         delay = queue.delay_seconds
     else:
@@ -81,7 +93,7 @@ def build_message(queue: Queue, request: SendRequest, now_ms: int, sender_id: st
         md5_of_message_attributes=checksums.md5_of_message_attributes(
             request.message_attributes
         ),
-        system_attributes=dict(request.system_attributes),
+        system_attributes=system_attributes,
         md5_of_system_attributes=checksums.md5_of_system_attributes(
             request.system_attributes
         ),
@@ -106,13 +118,28 @@ def carried_system_attributes(message: Message) -> dict[str, str]:
     trace = message.system_attributes.get("AWSTraceHeader")
     if trace is not None and trace.string_value is not None:
         carried["AWSTraceHeader"] = trace.string_value
+    tenant = message.system_attributes.get(TENANT_ATTRIBUTE)
     if message.group_id is not None:
         carried["MessageGroupId"] = message.group_id
+    elif tenant is not None and tenant.string_value is not None:  # a fair queue's tenant
+        carried["MessageGroupId"] = tenant.string_value
     if message.deduplication_id is not None:
         carried["MessageDeduplicationId"] = message.deduplication_id
     if message.sequence_number is not None:
         carried["SequenceNumber"] = format_sequence_number(message.sequence_number)
+    source = message.system_attributes.get(dead_letter_policy.DEAD_LETTER_SOURCE_ATTRIBUTE)
+    if source is not None and source.string_value is not None:
+        carried["DeadLetterQueueSourceArn"] = source.string_value
     return carried
+
+
+def prior_receive_count(system_attributes: Mapping[str, MessageAttributeValue]) -> int:
+    """How many times a dead-lettered message was received in the queues it came from."""
+    prior = system_attributes.get(dead_letter_policy.PRIOR_RECEIVES_ATTRIBUTE)
+    try:
+        return int(prior.string_value or 0) if prior is not None else 0
+    except ValueError:
+        return 0
 
 
 def received_message(
@@ -127,7 +154,9 @@ def received_message(
     system: dict[str, str] = {
         "SenderId": message.sender_id,
         "SentTimestamp": str(message.sent_timestamp_ms),
-        "ApproximateReceiveCount": str(delivery.receive_count),
+        "ApproximateReceiveCount": str(
+            delivery.receive_count + prior_receive_count(message.system_attributes)
+        ),
         "ApproximateFirstReceiveTimestamp": str(delivery.first_receive_timestamp_ms),
     }
     system.update(carried_system_attributes(message))

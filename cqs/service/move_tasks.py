@@ -268,7 +268,7 @@ class MoveTasks:
         now_ms = self._now_ms()
         system = {
             k: v for k, v in message.system_attributes.items()
-            if k != dead_letter_policy.DEAD_LETTER_SOURCE_ATTRIBUTE
+            if k not in dead_letter_policy.DEAD_LETTER_ATTRIBUTES
         }
         return replace(
             message,

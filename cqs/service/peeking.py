@@ -27,7 +27,7 @@ from cqs.ports.inspection import (
     PeekedMessage,
 )
 from cqs.service.cache_fill import DeliveryLog
-from cqs.service.messages import carried_system_attributes
+from cqs.service.messages import carried_system_attributes, prior_receive_count
 
 # Rows one peek looks at, at most, to fill a page of visible messages: a queue with most
 # messages in flight answers a short page (with a token) rather than reading on and on.
@@ -140,7 +140,9 @@ def peeked_attributes(
         "SentTimestamp": str(message.sent_timestamp_ms),
     }
     if peeked.receive_count is not None:
-        system["ApproximateReceiveCount"] = str(peeked.receive_count)
+        system["ApproximateReceiveCount"] = str(
+            peeked.receive_count + prior_receive_count(message.system_attributes)
+        )
         if peeked.receive_count > 0 and peeked.first_receive_ms:
             system["ApproximateFirstReceiveTimestamp"] = str(peeked.first_receive_ms)
     system.update(carried_system_attributes(message))

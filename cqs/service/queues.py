@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from cqs import arns, dead_letter_policy, group_names, permissions, validation
-from cqs.errors import PurgeQueueInProgress, QueueNameExists
+from cqs.errors import InvalidAttributeName, PurgeQueueInProgress, QueueNameExists
 from cqs.model import (
     DEFAULT_QUEUE_ATTRIBUTES,
     Queue,
@@ -66,12 +66,14 @@ class Queues:
         fifo = attributes.get("FifoQueue", "false").lower() == "true"
         validation.validate_queue_name(name, fifo)
         given = validation.normalize_queue_attributes(attributes, creating=True)
-        if not fifo:
-            given.pop("FifoQueue", None)
+        if not fifo and "FifoQueue" in given:
+            # AWS refuses FifoQueue (even `false`) for a standard queue.
+            raise InvalidAttributeName("Unknown Attribute FifoQueue.")
         defaults = {**DEFAULT_QUEUE_ATTRIBUTES}
         if fifo:
             defaults.update(validation.FIFO_QUEUE_DEFAULTS)
         validation.validate_queue_type_attributes({**defaults, **given}, fifo)
+        attributes_of_new_queue = validation.apply_encryption_attributes(defaults, given)
         validation.validate_tags(tags, queue_name=name)
         await self._dead_letters.check_redrive_policy(identity, given, fifo)
         await self._directory.check_not_deleted_recently(identity)
@@ -81,7 +83,7 @@ class Queues:
             region=identity.region,
             name=name,
             queue_id=uuid.uuid4().hex,
-            attributes={**defaults, **given},
+            attributes=attributes_of_new_queue,
             tags=dict(tags),
             created_timestamp=now_s,
             last_modified_timestamp=now_s,
@@ -91,7 +93,9 @@ class Queues:
         if created:
             await self._cache_fill.start_empty(identity)
         else:
-            differing = [k for k, v in given.items() if stored.attributes.get(k) != v]
+            differing = [
+                k for k in given if stored.attributes.get(k) != attributes_of_new_queue.get(k)
+            ]
             if differing:
                 raise QueueNameExists(
                     "A queue already exists with the same name and a different value for "
@@ -139,6 +143,7 @@ class Queues:
         result["LastModifiedTimestamp"] = str(queue.last_modified_timestamp)
         result["QueueArn"] = self._directory.arn(identity)
         result.update(queue.attributes)
+        result["SqsManagedSseEnabled"] = validation.reported_sqs_managed_sse(queue.attributes)
         # cqs's own attributes: by name with their defaults, under All only when set.
         for name, default in validation.EXTENSION_QUEUE_ATTRIBUTES.items():
             if name in names:
@@ -156,7 +161,7 @@ class Queues:
         )
         validation.validate_queue_type_attributes({**queue.attributes, **given}, queue.fifo)
         await self._dead_letters.check_redrive_policy(identity, given, queue.fifo)
-        merged = {**queue.attributes, **given}
+        merged = validation.apply_encryption_attributes(queue.attributes, given)
         for cleared in [k for k in dead_letter_policy.CLEARABLE_ATTRIBUTES if merged.get(k) == ""]:
             del merged[cleared]  # an empty policy removes it, as in SQS
         await self._directory.save(

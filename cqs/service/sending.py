@@ -61,7 +61,7 @@ class Sender:
             for _, request in entries:
                 validation.validate_fifo_requirements(
                     request.message_group_id, request.message_deduplication_id,
-                    queue.content_based_deduplication,
+                    queue.content_based_deduplication, in_batch=True,
                 )
         now_ms = self._now_ms()
         built: list[tuple[str, Message]] = []

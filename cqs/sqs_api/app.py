@@ -4,7 +4,9 @@ Owns the HTTP plumbing: POST and GET on `/` and on a queue's own URL
 (`/{account_id}/{queue_name}`), reading the body under a size cap (a body that cannot be
 read, such as one that is not the gzip its Content-Encoding claims, is a malformed request),
 sniffing the protocol, dispatching through `handlers.HANDLERS`, rendering the result or the
-error in the request's protocol, and an `x-amzn-RequestId` on every answer. Any exception
+error in the request's protocol (a query client sending `Accept: application/json` gets the
+JSON form, as from AWS; CreateQueue and ListQueues on a queue's URL are InvalidAction; a GET
+naming no action is 404 UnknownOperationException), and an `x-amzn-RequestId` on every answer. Any exception
 the error table does not map is logged with its traceback and answered as a 500
 InternalError. With a key lookup (auth verify) every request's SigV4 signature is checked
 (`signatures.py`) right after its body is read, before anything else, and the signing key's
@@ -53,6 +55,8 @@ from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE, render_json_result
 from cqs.sqs_api.protocol import (
     DEFAULT_MAX_REQUEST_BYTES,
     MalformedJson,
+    MissingAction,
+    NoOperation,
     Protocol,
     RequestTooLarge,
     UnknownOperation,
@@ -60,7 +64,11 @@ from cqs.sqs_api.protocol import (
     decode_query_request,
     detect_protocol,
 )
-from cqs.sqs_api.query_codec import XML_CONTENT_TYPE, render_query_result
+from cqs.sqs_api.query_codec import (
+    XML_CONTENT_TYPE,
+    render_query_json_result,
+    render_query_result,
+)
 from cqs.sqs_api.signatures import KeyLookup, ReceivedRequest, claimed_region, verify
 from cqs.sqs_api.urls import base_url_for, queue_url, region_of_host
 
@@ -173,7 +181,12 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
     if protocol is Protocol.JSON:
         decoded = decode_json_request(target, body)
     else:  # raw: yarl's decoded `query_string` would unescape %25 once before we do
-        decoded = decode_query_request(request.rel_url.raw_query_string, body)
+        try:
+            decoded = decode_query_request(request.rel_url.raw_query_string, body)
+        except MissingAction:
+            if request.method == "GET":  # AWS: 404 UnknownOperationException
+                raise NoOperation("The request names no operation.") from None
+            raise
 
     handler = HANDLERS.get(decoded.action)
     if handler is None and protocol is Protocol.JSON:
@@ -190,13 +203,17 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
     queue_name = request.match_info.get("queue_name")
     if queue_name and "group_name" in request.match_info:  # a consumer group's URL (#19)
         queue_name = f"{queue_name}/{request.match_info['group_name']}"
+    if queue_name and protocol is Protocol.QUERY and decoded.action in _NOT_ON_QUEUE_URLS:
+        raise UnknownAction(f"The action {decoded.action} is not valid for this endpoint.")
     if queue_name:  # posted to the queue's own URL: it names the queue
         account = request.match_info.get("account_id", settings.account_id)
         validation.validate_text(f"{account}/{queue_name}", "QueueUrl")  # as body text is
         decoded = decoded.with_queue_url(queue_url(base_url, account, queue_name))
 
     service = request.config_dict[SERVICE_PROVIDER_KEY]()
-    result = await handler(service, ApiCall(decoded, base_url, caller, service.access))
+    result = await handler(service, ApiCall(
+        decoded, base_url, caller, service.access, request.headers.get("X-Amzn-Trace-Id")
+    ))
     request_id = _request_id(request)
     if protocol is Protocol.JSON:
         return web.Response(
@@ -204,11 +221,26 @@ async def sqs_endpoint(request: web.Request) -> web.StreamResponse:
             content_type=JSON_CONTENT_TYPE,
             headers={REQUEST_ID_HEADER: request_id},
         )
+    if _accepts_json(request):
+        return web.Response(
+            body=render_query_json_result(decoded.action, result, request_id),
+            content_type="application/json",
+            headers={REQUEST_ID_HEADER: request_id},
+        )
     return web.Response(
         body=render_query_result(decoded.action, result, request_id),
         content_type=XML_CONTENT_TYPE,
         headers={REQUEST_ID_HEADER: request_id},
     )
+
+
+# Actions of the service endpoint that AWS refuses (InvalidAction) on a queue's own URL.
+_NOT_ON_QUEUE_URLS = frozenset({"CreateQueue", "ListQueues"})
+
+
+def _accepts_json(request: web.Request) -> bool:
+    """A query-protocol client asking for JSON answers (`Accept: application/json`)."""
+    return "application/json" in request.headers.get("Accept", "").lower()
 
 
 async def _caller(request: web.Request, settings: ApiSettings, body: bytes) -> Caller:
@@ -332,8 +364,10 @@ def _error_response(request: web.Request, error: CqsError) -> web.Response:
         protocol = detect_protocol(
             request.headers.get("X-Amz-Target"), request.headers.get("Content-Type")
         )
-    render = render_json_error if protocol is Protocol.JSON else render_query_error
-    rendered: RenderedError = render(error, _request_id(request))
+    rendered: RenderedError = (
+        render_json_error(error, _request_id(request)) if protocol is Protocol.JSON
+        else render_query_error(error, _request_id(request), _accepts_json(request))
+    )
     request[_ERROR_CODE] = wire_error_for(error).query_code
     response = web.Response(
         status=rendered.status,

@@ -1,14 +1,20 @@
 """The one table from `cqs.errors` classes to SQS wire errors, and their rendering.
 
 Owns, for every error a client may see: the query-protocol code, the JSON `__type`, the HTTP
-status and whether the sender is at fault; and the two error bodies (XML `ErrorResponse`
-for the query protocol; `{"__type", "message"}` plus the `x-amzn-query-error` header for
-JSON 1.0, which botocore reads to give clients the classic query code). The few wire-only
+status and whether the sender is at fault; and the error bodies (XML `ErrorResponse` for the
+query protocol, or its JSON form `{"Error": {...}, "RequestId"}` to a query client that
+accepts JSON, or a bare `<UnknownOperationException/>` for a GET naming no action;
+`{"__type", "message"}` plus the `x-amzn-query-error` header for JSON 1.0, which botocore
+reads to give clients the classic query code). The few wire-only
 errors the protocol layer raises (missing action, oversized body...) live in `protocol.py`.
 
 Codes and statuses follow the SQS Smithy model's `awsQueryError` traits (e.g.
 QueueDoesNotExist -> AWS.SimpleQueueService.NonExistentQueue, ReceiptHandleIsInvalid ->
-404) and the SQS API reference "Common Errors" page for the unmodelled ones.
+404) and the SQS API reference "Common Errors" page for the unmodelled ones. The JSON
+`__type` is the model's shape name (botocore shows it as `Error.QueryErrorCode`, and the
+header's code as `Error.Code`); the two unmodelled ones AWS answers over JSON are named as
+its recorded answers name them: InvalidParameterValue -> InvalidParameterValueException,
+MissingParameter -> MissingRequiredParameterException.
 
 Imports `cqs.errors` and the two codecs' text helpers: never the service, aiohttp or storage.
 """
@@ -24,6 +30,7 @@ from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE
 from cqs.sqs_api.protocol import (
     MalformedJson,
     MissingAction,
+    NoOperation,
     RepeatedParameter,
     RequestTooLarge,
     UnknownOperation,
@@ -50,6 +57,7 @@ class WireError:
     sender_fault: bool = True
     default_message: str = ""
     query_message: str = ""  # the query protocol's own wording, when AWS's differs there
+    bare_query_body: bool = False  # query protocol: `<{query_code}/>`, not an ErrorResponse
 
     @property
     def fault(self) -> str:
@@ -85,12 +93,17 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "InvalidAction", _CORAL + "UnknownOperationException", 400, True,
         "The operation is not valid for this endpoint.",
     ),
+    NoOperation: WireError(
+        "UnknownOperationException", _CORAL + "UnknownOperationException", 404, True,
+        "The request names no operation.", bare_query_body=True,
+    ),
     MissingAction: _sqs("MissingAction", "MissingAction", 400, "The request names no action."),
     errors.MissingParameter: _sqs(
-        "MissingParameter", "MissingParameter", 400, "A required parameter is missing."
+        "MissingParameter", "MissingRequiredParameterException", 400,
+        "A required parameter is missing.",
     ),
     errors.InvalidParameterValue: _sqs(
-        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
         "An invalid or out-of-range value was supplied for the input parameter.",
     ),
     errors.InvalidAttributeName: _sqs(
@@ -105,7 +118,7 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     ),
     # AWS reports an oversized message as a plain InvalidParameterValue.
     errors.MessageTooLong: _sqs(
-        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
         "One or more parameters are invalid. Reason: Message must be shorter than the "
         "queue's maximum message size.",
     ),
@@ -128,7 +141,7 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     ),
     # No SQS code of its own: AWS answers too many tags with InvalidParameterValue.
     errors.TooManyTags: _sqs(
-        "InvalidParameterValue", "InvalidParameterValue", 400,
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
         "Too many tags: a queue may have at most 50 tags.",
     ),
     errors.QueueDeletedRecently: _sqs(
@@ -280,8 +293,34 @@ def render_json_error(error: errors.CqsError, request_id: str) -> RenderedError:
     )
 
 
-def render_query_error(error: errors.CqsError, request_id: str) -> RenderedError:
+def render_query_error(
+    error: errors.CqsError, request_id: str, accepts_json: bool = False
+) -> RenderedError:
+    """The query protocol's ErrorResponse; as JSON (`{"Error": {...}, "RequestId"}`) to a
+    client whose Accept asks for JSON, as AWS answers one."""
     wire = wire_error_for(error)
+    if wire.bare_query_body:
+        return RenderedError(
+            status=wire.status,
+            content_type=XML_CONTENT_TYPE,
+            body=f'<?xml version="1.0"?><{wire.query_code}/>'.encode(),
+            headers={"x-amzn-RequestId": request_id},
+        )
+    if accepts_json:
+        document = {
+            "Error": {
+                "Type": wire.fault,
+                "Code": wire.query_code,
+                "Message": client_message(error, protocol_is_query=True),
+            },
+            "RequestId": request_id,
+        }
+        return RenderedError(
+            status=wire.status,
+            content_type="application/json",
+            body=json.dumps(document).encode("utf-8"),
+            headers={"x-amzn-RequestId": request_id},
+        )
     body = (
         f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}">'
         f"<Error><Type>{wire.fault}</Type><Code>{xml_text(wire.query_code)}</Code>"

@@ -3,7 +3,7 @@
 Each handler reads its request type (in the request's protocol), calls exactly one
 `QueueService` method, and returns a protocol-neutral result (the output shape's members by
 their model names) or None for actions without output; `json_codec` / `query_codec` render
-it. Queue URLs are turned into names on the way in and built from names on the way out.
+it. An empty list is None (left out), as AWS leaves out empty lists such as `"Failed": []`. Queue URLs are turned into names on the way in and built from names on the way out.
 
 Imports the service (for its type), model values, pure helpers and the other `sqs_api`
 modules: never aiohttp, Redis or Cassandra.
@@ -12,11 +12,11 @@ modules: never aiohttp, Redis or Cassandra.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cqs import arns, checksums
 from cqs.dead_letter_policy import read_task_handle, task_handle
-from cqs.errors import InvalidParameterValue
+from cqs.errors import InvalidParameterValue, ResourceNotFound
 from cqs.model import (
     BatchFailure,
     Caller,
@@ -25,6 +25,7 @@ from cqs.model import (
     MoveTaskStatus,
     QueueIdentity,
     ReceivedMessage,
+    SendRequest,
     SendResult,
 )
 from cqs.service import QueueAccess, QueueService
@@ -58,6 +59,8 @@ from cqs.sqs_api.requests import (
 )
 from cqs.sqs_api.urls import queue_address_from_url, queue_url
 
+TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader"  # the X-Ray message system attribute
+
 
 @dataclass(frozen=True, slots=True)
 class ApiCall:
@@ -68,6 +71,7 @@ class ApiCall:
     base_url: str
     caller: Caller
     access: QueueAccess  # decides whether the caller may do this action to a queue
+    trace_header: str | None = None  # the request's X-Amzn-Trace-Id (X-Ray), if any
 
     @property
     def action(self) -> str:
@@ -235,21 +239,36 @@ async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | 
 
 # --- messages ---------------------------------------------------------------------------------
 
+def _traced(message: SendRequest, trace_header: str | None) -> SendRequest:
+    """As AWS: the request's X-Amzn-Trace-Id becomes the AWSTraceHeader of every message
+    it sends, unless the message carries its own (the system attribute wins)."""
+    if not trace_header or TRACE_HEADER_ATTRIBUTE in message.system_attributes:
+        return message
+    traced = MessageAttributeValue(data_type="String", string_value=trace_header)
+    return replace(
+        message,
+        system_attributes={**message.system_attributes, TRACE_HEADER_ATTRIBUTE: traced},
+    )
+
+
 async def send_message(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageRequest)
-    result = await service.send_message(await call.queue(request.queue_url), request.message)
+    result = await service.send_message(
+        await call.queue(request.queue_url), _traced(request.message, call.trace_header)
+    )
     return _send_result(result)
 
 
 async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(SendMessageBatchRequest)
     batch = await service.send_message_batch(
-        await call.queue(request.queue_url), request.entries
+        await call.queue(request.queue_url),
+        [(entry_id, _traced(message, call.trace_header)) for entry_id, message in request.entries],
     )
     return {
         "Successful": [{"Id": entry_id, **_send_result(result)}
-                       for entry_id, result in batch.successful],
-        "Failed": [_failure(failure) for failure in batch.failed],
+                       for entry_id, result in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -273,8 +292,8 @@ async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResu
         await call.queue(request.queue_url), request.entries
     )
     return {
-        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
-        "Failed": [_failure(failure) for failure in batch.failed],
+        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -294,8 +313,8 @@ async def change_message_visibility_batch(
         await call.queue(request.queue_url), request.entries
     )
     return {
-        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful],
-        "Failed": [_failure(failure) for failure in batch.failed],
+        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -311,7 +330,7 @@ async def list_dead_letter_source_queues(
     )
     # `queueUrls` is required in the output shape: an empty list, never left out.
     return {
-        "queueUrls": [call.queue_url(name, queue.account_id) for name in names],
+        "queueUrls": [call.queue_url(name, queue.account_id) for name in names] or None,
         "NextToken": next_token,
     }
 
@@ -371,6 +390,13 @@ async def cancel_message_move_task(service: QueueService, call: ApiCall) -> Wire
     except InvalidParameterValue:
         pass  # not a handle: the action refuses it in its own words
     else:
+        source = arns.queue_identity_from_arn(source_arn)
+        if source is not None and source.account_id != call.account_id:
+            # A handle naming another account's queue names, to its caller, no queue at
+            # all: AWS answers 404 ResourceNotFoundException, not a refusal.
+            raise ResourceNotFound(
+                "The resource that you specified for the SourceArn parameter doesn't exist."
+            )
         await call.queue_of_arn(source_arn)
     moved = await service.cancel_message_move_task(request.task_handle)
     return {"ApproximateNumberOfMessagesMoved": moved}

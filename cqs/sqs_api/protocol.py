@@ -63,6 +63,11 @@ class UnknownOperation(errors.UnknownAction):
     """A JSON request's `X-Amz-Target` names no SQS operation."""
 
 
+class NoOperation(errors.UnknownAction):
+    """A query-protocol GET that names no action at all (AWS: 404, a bare
+    `<UnknownOperationException/>` body, even to a client that accepts JSON)."""
+
+
 class MalformedJson(errors.MalformedRequest):
     """A JSON 1.0 body is not a JSON object (or cannot be read: bad UTF-8, gzip, nesting)."""
 

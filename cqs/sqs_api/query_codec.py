@@ -11,6 +11,7 @@ standard library: never aiohttp, the service or storage.
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Mapping
 
@@ -65,6 +66,45 @@ def render_query_result(action: str, result: WireResult | None, request_id: str)
         f"</{action}Response>"
     )
     return "".join(parts).encode("utf-8", "replace")
+
+
+def render_query_json_result(action: str, result: WireResult | None, request_id: str) -> bytes:
+    """The same answer as JSON, for a query client whose Accept asks for it (as AWS answers
+    one): `{"<Action>Response": {"<Action>Result": ..., "ResponseMetadata": {...}}}`, the
+    result's members by their model names, a map as the list of its entries (Attributes:
+    `[{"Name", "Value"}]`), every scalar as the text the XML would hold."""
+    response: dict[str, object] = {}
+    if result is not None:
+        response[f"{action}Result"] = _json_members(result)
+    response["ResponseMetadata"] = {"RequestId": request_id}
+    return json.dumps({f"{action}Response": response}, ensure_ascii=False).encode(
+        "utf-8", "replace"
+    )
+
+
+def _json_members(structure: Mapping[str, WireValue]) -> dict[str, object]:
+    members: dict[str, object] = {}
+    for name, value in structure.items():
+        if value is None:
+            continue
+        if name in _MAP_ELEMENTS and isinstance(value, Mapping):
+            _, key_name, value_name = _MAP_ELEMENTS[name]
+            members[name] = [
+                {key_name: key, value_name: _json_value(item)} for key, item in value.items()
+            ]
+        else:
+            members[name] = _json_value(value)
+    return members
+
+
+def _json_value(value: WireValue) -> object:
+    if isinstance(value, Mapping):
+        return _json_members(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item) for item in value]
+    if isinstance(value, str):
+        return value
+    return _scalar_text(value)
 
 
 def _members(

@@ -16,6 +16,10 @@ from cqs.validation.batches import (
     validate_batch_entries,
     validate_batch_size,
 )
+from cqs.validation.encryption import (
+    apply_encryption_attributes,
+    reported_sqs_managed_sse,
+)
 from cqs.validation.fifo import (
     FIFO_ONLY_QUEUE_ATTRIBUTES,
     FIFO_QUEUE_DEFAULTS,
@@ -121,12 +125,14 @@ __all__ = [
     "READABLE_QUEUE_ATTRIBUTES",
     "SETTABLE_QUEUE_ATTRIBUTES",
     "UnreadableJson",
+    "apply_encryption_attributes",
     "is_possible_queue_name",
     "is_sqs_text",
     "load_json",
     "message_attribute_selected",
     "message_size",
     "normalize_queue_attributes",
+    "reported_sqs_managed_sse",
     "validate_attribute_names_for_get",
     "validate_batch_entries",
     "validate_batch_size",

@@ -60,13 +60,20 @@ def validate_queue_type_attributes(attributes: Mapping[str, str], fifo: bool) ->
 
 
 def validate_fifo_requirements(
-    group_id: str | None, deduplication_id: str | None, content_based_deduplication: bool
+    group_id: str | None,
+    deduplication_id: str | None,
+    content_based_deduplication: bool,
+    *,
+    in_batch: bool = False,
 ) -> None:
     """What every message to a FIFO queue must carry: a group id, and a deduplication id
     unless the queue deduplicates by content. SQS refuses a whole SendMessageBatch when
-    one entry lacks them, so a batch checks this for every entry before anything else."""
+    one entry lacks them, so a batch checks this for every entry before anything else.
+    A missing group id is MissingParameter for SendMessage but InvalidParameterValue, in
+    the same words, for a batch entry (as AWS answers each)."""
     if group_id is None:
-        raise MissingParameter("The request must contain the parameter MessageGroupId.")
+        missing = "The request must contain the parameter MessageGroupId."
+        raise InvalidParameterValue(missing) if in_batch else MissingParameter(missing)
     if deduplication_id is None and not content_based_deduplication:
         raise InvalidParameterValue(
             "The queue should either have ContentBasedDeduplication enabled or"

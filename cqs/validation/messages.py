@@ -30,7 +30,8 @@ from cqs.validation.text import INVALID_CHARACTERS_MESSAGE, is_sqs_text
 
 MESSAGE_SYSTEM_ATTRIBUTE_NAMES = frozenset({"AWSTraceHeader"})
 
-_ATTRIBUTE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+# Letters and digits in the Unicode sense (AWS accepts "attr.1øßä"), `_`, `-` and `.`.
+_ATTRIBUTE_NAME = re.compile(r"[\w.-]+")
 _RESERVED_ATTRIBUTE_PREFIX = re.compile(r"(aws|amazon)\.", re.IGNORECASE)
 _ATTRIBUTE_DATA_TYPE = re.compile(r"(String|Number|Binary)(\.\S+)?")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -122,9 +123,9 @@ def _wrong_value_field(name: str, data_type: str, field: str) -> InvalidParamete
 
 
 def _empty_attribute_value(name: str, data_type: str) -> InvalidParameterValue:
-    return InvalidParameterValue(
-        f"The message attribute '{name}' must contain non-empty message attribute value for"
-        f" message attribute type '{data_type}'."
+    return InvalidParameterValue(  # AWS's words, as recorded against SQS
+        f"Message (user) attribute '{name}' must contain a non-empty value of type"
+        f" '{data_type}'."
     )
 
 

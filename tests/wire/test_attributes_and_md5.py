@@ -226,3 +226,14 @@ def test_receive_count_increments_and_first_receive_time_stays(
         == third.attributes["ApproximateFirstReceiveTimestamp"]
     )
     assert third.attributes["SentTimestamp"] == first.attributes["SentTimestamp"]
+
+
+def test_attribute_names_may_use_non_ascii_letters(speaker: Speaker, make_queue: Any) -> None:
+    # AWS accepts "attr.1øßä" (LocalStack's test_sqs.py, recorded against SQS); the SQS
+    # reference allows alphanumerics, `_`, `-` and `.`, letters in the Unicode sense.
+    url = make_queue()
+    attributes = {"attr.1øßä": {"DataType": "String", "StringValue": "v"}}
+    sent = speaker.send(url, "body", message_attributes=attributes)
+    assert sent.md5_of_message_attributes == md5_of_message_attributes(attributes)
+    [message] = speaker.receive(url, wait_seconds=2, message_attribute_names=["All"])
+    assert message.message_attributes == attributes

@@ -266,3 +266,23 @@ def test_batch_ids_of_80_letters_digits_hyphens_and_underscores_are_accepted(
         url, [{"Id": long_id, "MessageBody": "a"}, {"Id": "B-2_c", "MessageBody": "b"}]
     )
     assert set(outcome.successful) == {long_id, "B-2_c"}
+
+
+# --- empty lists ---------------------------------------------------------------------------
+
+
+def test_empty_result_lists_are_left_out_as_aws_leaves_them_out(
+    sqs: Any, make_queue: Any
+) -> None:
+    """An answer with nothing failed has no `Failed` member at all (JSON: no `"Failed": []`;
+    query: no entry), nor `Successful` when nothing succeeded, nor `queueUrls` when a queue
+    is nobody's dead-letter queue."""
+    url = make_queue()
+    sent = sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "a"}])
+    assert [e["Id"] for e in sent["Successful"]] == ["a"]
+    assert "Failed" not in sent
+    refused = sqs.delete_message_batch(QueueUrl=url, Entries=[
+        {"Id": "x", "ReceiptHandle": FORGED_HANDLE}])
+    assert [e["Id"] for e in refused["Failed"]] == ["x"]
+    assert "Successful" not in refused
+    assert "queueUrls" not in sqs.list_dead_letter_source_queues(QueueUrl=url)

@@ -219,7 +219,7 @@ def test_a_groups_filter_changes_in_place_and_applies_to_later_sends(
 @pytest.mark.parametrize(
     ("group", "attributes", "code", "words"),
     [
-        ("watch", {"FilterPolicy": "{"}, "InvalidParameterValue", "not valid JSON"),
+        ("watch", {"FilterPolicy": "{"}, "InvalidParameterValueException", "not valid JSON"),
         ("watch", {"VisibilityTimeout": "5"}, "InvalidAttributeName", "SetQueueAttributes"),
         ("watch", {"StartAt": "now"}, "InvalidAttributeName", "only when the group is created"),
         ("watch", {"Colour": "red"}, "InvalidAttributeName", "Unknown Attribute Colour"),
@@ -378,20 +378,20 @@ def test_deleting_a_queue_deletes_its_groups_and_a_new_queue_has_none(
     ("body", "status", "code", "words"),
     [
         ({"GroupName": "g", "Attributes": {"FilterPolicy": "{"}}, 400,
-         "InvalidParameterValue", "FilterPolicy: it is not valid JSON"),
+         "InvalidParameterValueException", "FilterPolicy: it is not valid JSON"),
         ({"GroupName": "g", "Attributes": {"FilterPolicy": '{"a": [{"regex": "x"}]}'}}, 400,
-         "InvalidParameterValue", "unrecognized operator regex"),
-        ({"GroupName": "bad name"}, 400, "InvalidParameterValue", "GroupName"),
+         "InvalidParameterValueException", "unrecognized operator regex"),
+        ({"GroupName": "bad name"}, 400, "InvalidParameterValueException", "GroupName"),
         ({"GroupName": "g", "Attributes": {"DelaySeconds": "5"}}, 400, "InvalidAttributeName",
          "DelaySeconds"),
         ({"GroupName": "g", "Attributes": {"VisibilityTimeout": "-1"}}, 400,
          "InvalidAttributeValue", "VisibilityTimeout"),
         ({"GroupName": "g", "Attributes": {"StartAt": "yesterday"}}, 400,
-         "InvalidParameterValue", "StartAt"),
+         "InvalidParameterValueException", "StartAt"),
         ({"GroupName": "g", "Attributes": {"StartAt": str(int(time.time()) + 3600)}}, 400,
-         "InvalidParameterValue", "StartAt"),
-        ({}, 400, "MissingParameter", "GroupName"),
-        ({"GroupName": "g", "FilterPolicy": '{"a": ["b"]}'}, 400, "InvalidParameterValue",
+         "InvalidParameterValueException", "StartAt"),
+        ({}, 400, "MissingRequiredParameterException", "GroupName"),
+        ({"GroupName": "g", "FilterPolicy": '{"a": ["b"]}'}, 400, "InvalidParameterValueException",
          "FilterPolicy is a group attribute: give it inside Attributes"),
     ],
 )
@@ -416,13 +416,13 @@ def test_groups_are_for_standard_queues_and_queues_only(
     try:
         with pytest.raises(ExtensionError) as refused:
             groups("CreateConsumerGroup", QueueUrl=fifo, GroupName="g")
-        assert refused.value.code == "InvalidParameterValue"
+        assert refused.value.code == "InvalidParameterValueException"
     finally:
         sqs.delete_queue(QueueUrl=fifo)
     group = create_group(groups, queue, "g")
     with pytest.raises(ExtensionError) as refused:
         groups("CreateConsumerGroup", QueueUrl=group, GroupName="h")
-    assert refused.value.code == "InvalidParameterValue"
+    assert refused.value.code == "InvalidParameterValueException"
     with pytest.raises(ExtensionError) as missing:
         groups("ListConsumerGroups", QueueUrl=queue + "-none")
     assert (missing.value.status, missing.value.code) == (400, "QueueDoesNotExist")

@@ -75,10 +75,14 @@ def test_a_message_received_more_than_max_receive_count_moves_to_the_dead_letter
     assert moved[0].body == "poison"
     assert moved[0].message_attributes == attributes
     assert moved[0].attributes["SentTimestamp"] == first[0].attributes["SentTimestamp"]
+    # As AWS (the answers recorded against SQS): the moved message names its
+    # source queue and its receive count goes on from the two receives in the source.
     assert set(moved[0].attributes) == {
         "SenderId", "SentTimestamp", "ApproximateReceiveCount",
-        "ApproximateFirstReceiveTimestamp",
+        "ApproximateFirstReceiveTimestamp", "DeadLetterQueueSourceArn",
     }
+    assert moved[0].attributes["DeadLetterQueueSourceArn"] == arn_of(name_of(source))
+    assert moved[0].attributes["ApproximateReceiveCount"] == "3"
     assert speaker.queue_attributes(source, ["ApproximateNumberOfMessages"]) == {
         "ApproximateNumberOfMessages": "0"
     }

@@ -70,6 +70,70 @@ def test_boto3_json_client_also_reports_the_json_error_type(sqs: Any) -> None:
     assert caught.value.response["Error"].get("QueryErrorCode") == "QueueDoesNotExist"
 
 
+# (call, Code boto3 shows, QueryErrorCode boto3's JSON client shows, status): AWS's answers
+# as LocalStack's snapshot tests recorded them against SQS (test_sqs.snapshot.json:
+# test_send_receive_max_number_of_messages, test_posting_to_fifo_requires_deduplicationid_
+# group_id, test_create_queue_with_different_attributes_raises_exception,
+# test_too_many_entries_in_batch_request, test_non_existent_queue).
+AWS_ERROR_SHAPES = {
+    "invalid-parameter-value": (
+        lambda sqs, url, fifo: sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=11),
+        "InvalidParameterValue", "InvalidParameterValueException", 400,
+    ),
+    "missing-parameter": (
+        lambda sqs, url, fifo: sqs.send_message(
+            QueueUrl=fifo, MessageBody="b", MessageDeduplicationId="d"),
+        "MissingParameter", "MissingRequiredParameterException", 400,
+    ),
+    "queue-name-exists": (
+        lambda sqs, url, fifo: sqs.create_queue(
+            QueueName=url.rsplit("/", 1)[-1], Attributes={"DelaySeconds": "7"}),
+        "QueueAlreadyExists", "QueueNameExists", 400,
+    ),
+    "too-many-entries": (
+        lambda sqs, url, fifo: sqs.delete_message_batch(QueueUrl=url, Entries=[
+            {"Id": str(i), "ReceiptHandle": "x"} for i in range(11)]),
+        "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", "TooManyEntriesInBatchRequest",
+        400,
+    ),
+    "queue-does-not-exist": (
+        lambda sqs, url, fifo: sqs.get_queue_url(QueueName=unique_name("never-")),
+        "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", 400,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AWS_ERROR_SHAPES))
+def test_errors_carry_aws_s_code_and_json_shape_name(
+    sqs: Any, protocol: str, make_queue: Any, case: str
+) -> None:
+    """Over JSON boto3 shows the x-amzn-query-error code as Error.Code and the `__type`
+    shape name as Error.QueryErrorCode; over the query protocol only the code."""
+    call, code, shape, status = AWS_ERROR_SHAPES[case]
+    url = make_queue()
+    fifo = sqs.create_queue(QueueName=unique_name() + ".fifo",
+                            Attributes={"FifoQueue": "true"})["QueueUrl"]
+    try:
+        with pytest.raises(ClientError) as caught:
+            call(sqs, url, fifo)
+    finally:
+        sqs.delete_queue(QueueUrl=fifo)
+    error = caught.value.response["Error"]
+    assert (error["Code"], error.get("Type"), http_status(caught.value)) == (
+        code, "Sender", status
+    )
+    assert error.get("QueryErrorCode") == (shape if protocol == "json" else None)
+
+
+def test_json_invalid_parameter_value_names_the_aws_shape_and_the_query_code(
+    json_request: JsonClient, queue_url: str
+) -> None:
+    reply = json_request("ReceiveMessage", {"QueueUrl": queue_url, "MaxNumberOfMessages": 11})
+    assert reply.status == 400
+    assert reply.error_type == "InvalidParameterValueException"
+    assert reply.query_error == "InvalidParameterValue;Sender"
+
+
 def test_boto3_sees_a_request_id_on_success(sqs: Any, queue_url: str) -> None:
     response = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
     assert response["ResponseMetadata"]["RequestId"]

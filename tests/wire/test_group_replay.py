@@ -220,8 +220,8 @@ def test_peek_looks_into_a_group_and_changes_nothing(
 
 @pytest.mark.parametrize(("group", "code"), [
     ("none-such", "QueueDoesNotExist"),
-    ("bad/name", "InvalidParameterValue"),
-    (7, "InvalidParameterValue"),
+    ("bad/name", "InvalidParameterValueException"),
+    (7, "InvalidParameterValueException"),
 ])
 def test_a_consumer_group_that_is_not_one_is_refused_clearly(
     make_queue: Callable[..., str], make_group: Callable[..., str], cqs: ExtensionClient,
@@ -241,7 +241,7 @@ def test_a_consumer_group_that_is_not_one_is_refused_clearly(
         # A group has no groups of its own.
         with pytest.raises(ExtensionError) as refused:
             cqs.call(action, {**body, "QueueUrl": grouped, "ConsumerGroup": "real"})
-        assert (refused.value.status, refused.value.code) == (400, "InvalidParameterValue")
+        assert (refused.value.status, refused.value.code) == (400, "InvalidParameterValueException")
 
 
 def test_a_fifo_queue_has_no_groups_to_peek_or_replay(sqs: Any, cqs: ExtensionClient) -> None:
@@ -251,7 +251,7 @@ def test_a_fifo_queue_has_no_groups_to_peek_or_replay(sqs: Any, cqs: ExtensionCl
         now = time.time()
         with pytest.raises(ExtensionError) as refused:
             cqs.replay_messages(fifo, now - 60, now, consumer_group="g")
-        assert (refused.value.status, refused.value.code) == (400, "InvalidParameterValue")
+        assert (refused.value.status, refused.value.code) == (400, "InvalidParameterValueException")
         assert "standard queues only" in refused.value.message
     finally:
         sqs.delete_queue(QueueUrl=fifo)

@@ -4,6 +4,7 @@ that survives the restart of the process running it."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -213,6 +214,26 @@ def test_missing_queues_and_bad_handles_are_refused_as_aws_does(
     assert error_code(bad_handle.value) == "InvalidParameterValue"
     assert error_code(not_listed.value) == "ResourceNotFoundException"
     assert http_status(not_listed.value) == 404
+
+
+def test_a_task_handle_naming_another_account_s_queue_is_resource_not_found(sqs: Any) -> None:
+    # AWS: LocalStack's snapshot recorded against SQS,
+    # test_cancel_with_invalid_source_arn_in_task_handle (404 ResourceNotFoundException);
+    # AWS's handle is base64 JSON of taskId and sourceArn, as cqs's is.
+    foreign = f"arn:aws:sqs:{REGION}:123456789012:{unique_name('theirs-')}"
+    handle = base64.b64encode(
+        json.dumps({"taskId": "a1b2c3", "sourceArn": foreign}).encode()
+    ).decode()
+
+    with pytest.raises(ClientError) as refused:
+        sqs.cancel_message_move_task(TaskHandle=handle)
+
+    assert (error_code(refused.value), http_status(refused.value)) == (
+        "ResourceNotFoundException", 404
+    )
+    assert refused.value.response["Error"]["Message"] == (
+        "The resource that you specified for the SourceArn parameter doesn't exist."
+    )
 
 
 def test_a_running_task_is_resumed_by_another_process_after_a_restart(

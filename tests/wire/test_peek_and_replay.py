@@ -177,9 +177,9 @@ def test_peek_selects_attributes_as_receive_does(
 
 
 @pytest.mark.parametrize(("body", "code"), [
-    ({"MaxNumberOfMessages": 0}, "InvalidParameterValue"),
-    ({"MaxNumberOfMessages": 101}, "InvalidParameterValue"),
-    ({"NextToken": "not-a-token"}, "InvalidParameterValue"),
+    ({"MaxNumberOfMessages": 0}, "InvalidParameterValueException"),
+    ({"MaxNumberOfMessages": 101}, "InvalidParameterValueException"),
+    ({"NextToken": "not-a-token"}, "InvalidParameterValueException"),
 ])
 def test_peek_refuses_bad_parameters_with_sqs_errors(
     sqs: Any, make_queue: Callable[..., str], extension: Extension, body: dict[str, Any],
@@ -311,9 +311,9 @@ def test_consumed_copies_expire_after_the_retention_window(
 
 
 @pytest.mark.parametrize(("body", "code"), [
-    ({"StartTime": 100, "EndTime": 100}, "InvalidParameterValue"),
-    ({"StartTime": "soon", "EndTime": 100}, "InvalidParameterValue"),
-    ({"EndTime": 100}, "MissingParameter"),
+    ({"StartTime": 100, "EndTime": 100}, "InvalidParameterValueException"),
+    ({"StartTime": "soon", "EndTime": 100}, "InvalidParameterValueException"),
+    ({"EndTime": 100}, "MissingRequiredParameterException"),
 ])
 def test_replay_refuses_bad_ranges_with_sqs_errors(
     sqs: Any, make_queue: Callable[..., str], extension: Extension, body: dict[str, Any],

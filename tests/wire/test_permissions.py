@@ -41,8 +41,10 @@ def test_add_permission_writes_a_policy_statement_as_aws_does(sqs: Any, queue_ur
 
     policy = policy_of(sqs, queue_url)
 
+    # LocalStack's snapshot recorded against SQS, test_sqs_permission_lifecycle:
+    # Version 2008-10-17.
     assert policy == {
-        "Version": "2012-10-17",
+        "Version": "2008-10-17",
         "Id": f"{arn_of(queue_url)}/SQSDefaultPolicy",
         "Statement": [
             {"Sid": "SendIt", "Effect": "Allow",
@@ -79,8 +81,9 @@ def test_remove_permission_drops_the_statement_and_the_last_one_the_policy(
     [
         (lambda sqs, url: sqs.remove_permission(QueueUrl=url, Label="ghost"),
          "InvalidParameterValue",
-         "Value ghost for parameter Label is invalid. Reason: can't find label on existing"
-         " policy."),
+         # AWS's words: LocalStack's snapshot recorded against SQS,
+         # test_sqs_permission_lifecycle (delete-non-existent-label).
+         "Value ghost for parameter Label is invalid. Reason: can't find label."),
         (lambda sqs, url: sqs.add_permission(QueueUrl=url, Label="x", AWSAccountIds=["1"],
                                              Actions=["CreateQueue"]),
          "InvalidParameterValue",

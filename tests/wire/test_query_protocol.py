@@ -8,12 +8,15 @@ POST to the queue's own path without it, GET with a query string; the response n
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
+import urllib3
 
 from .conftest import (
     ACCOUNT_ID,
@@ -423,3 +426,61 @@ def test_message_sent_by_boto3_is_received_and_deleted_over_query(
         QueueUrl=queue_url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
     assert attributes == {"ApproximateNumberOfMessagesNotVisible": "0"}
+
+
+# --- AWS's answers on queue URLs, over GET, and to a client accepting JSON ---------------------
+# Source: LocalStack's TestSqsQueryApi, tests marked validated against AWS (test_sqs.py:
+# test_get_without_query_returns_unknown_operation, test_get_create_queue_fails,
+# test_get_list_queues_fails, test_get_list_queues_fails_json_format,
+# test_get_queue_attributes_json_format, test_get_without_query_json_format_returns_xml).
+
+_raw = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=5.0, read=30.0))
+
+
+def _get(url: str, params: dict[str, str] | None = None, *, json_please: bool = False) -> Any:
+    headers = {"Accept": "application/json"} if json_please else {}
+    query = f"?{urlencode(params)}" if params else ""
+    return _raw.request("GET", url + query, headers=headers)
+
+
+@pytest.mark.parametrize("json_please", [False, True], ids=["xml", "accept-json"])
+def test_a_get_naming_no_action_is_unknown_operation_in_xml(
+    sqs: Any, make_queue: Callable[..., str], json_please: bool
+) -> None:
+    response = _get(make_queue(), json_please=json_please)
+    assert response.status == 404
+    assert b"<UnknownOperationException" in response.data
+
+
+@pytest.mark.parametrize("action", ["CreateQueue", "ListQueues"])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_service_actions_sent_to_a_queue_url_are_invalid_action(
+    query: QueryClient, make_queue: Callable[..., str], action: str, method: str
+) -> None:
+    url = make_queue()
+    reply = query(action, {"QueueName": unique_name()} if action == "CreateQueue" else {},
+                  path=queue_path(url), method=method)
+    assert reply.status == 400
+    assert reply.error_code == "InvalidAction"
+    assert reply.text("Error/Message") == f"The action {action} is not valid for this endpoint."
+
+
+def test_a_query_client_accepting_json_gets_json_answers(
+    sqs: Any, make_queue: Callable[..., str]
+) -> None:
+    url = make_queue()
+    answer = _get(url, {"Action": "GetQueueAttributes", "AttributeName.1": "All"},
+                  json_please=True)
+    assert answer.status == 200
+    document = json.loads(answer.data)
+    attributes = document["GetQueueAttributesResponse"]["GetQueueAttributesResult"]["Attributes"]
+    arn = {a["Name"]: a["Value"] for a in attributes}["QueueArn"]
+    assert arn.startswith("arn:aws:sqs") and arn.endswith(url.rsplit("/", 1)[-1])
+    assert document["GetQueueAttributesResponse"]["ResponseMetadata"]["RequestId"]
+
+    refused = _get(url, {"Action": "ListQueues"}, json_please=True)
+    assert refused.status == 400
+    error = json.loads(refused.data)["Error"]
+    assert (error["Code"], error["Message"]) == (
+        "InvalidAction", "The action ListQueues is not valid for this endpoint."
+    )

@@ -133,6 +133,18 @@ def test_both_system_attribute_parameters_are_honoured_together(
     assert set(message["Attributes"]) == {"SenderId", "SentTimestamp"}
 
 
+def test_an_empty_attribute_value_is_refused_in_aws_s_words(sqs: Any, make_queue: Any) -> None:
+    # AWS's words: LocalStack's snapshot recorded against SQS,
+    # test_send_message_with_empty_string_attribute.
+    url = make_queue()
+    assert refusal(lambda: sqs.send_message(QueueUrl=url, MessageBody="b", MessageAttributes={
+        "ErrorDetails": {"DataType": "String", "StringValue": ""}})) == (
+        "InvalidParameterValue", 400,
+        "Message (user) attribute 'ErrorDetails' must contain a non-empty value of type"
+        " 'String'.",
+    )
+
+
 # --- FIFO sends ---------------------------------------------------------------------------
 
 NO_DEDUPLICATION = (
@@ -144,6 +156,8 @@ NO_DEDUPLICATION = (
 def test_fifo_send_without_group_id_is_missing_parameter(
     sqs: Any, fifo_queue: Callable[..., str]
 ) -> None:
+    # LocalStack's snapshot recorded against SQS: test_posting_to_fifo_requires_...
+    # (MissingParameter over both protocols).
     url = fifo_queue(ContentBasedDeduplication="true")
     assert refusal(lambda: sqs.send_message(QueueUrl=url, MessageBody="b")) == (
         "MissingParameter", 400, "The request must contain the parameter MessageGroupId."
@@ -162,7 +176,10 @@ def test_fifo_send_without_deduplication_id_is_refused_unless_content_based(
 @pytest.mark.parametrize(
     ("bad_entry", "code", "message"),
     [
-        ({"MessageDeduplicationId": "d"}, "MissingParameter",
+        # AWS answers a batch entry without its group id InvalidParameterValue (SendMessage
+        # alone: MissingParameter); LocalStack's snapshot recorded against SQS,
+        # test_send_batch_missing_message_group_id_for_fifo_queue.
+        ({"MessageDeduplicationId": "d"}, "InvalidParameterValue",
          "The request must contain the parameter MessageGroupId."),
         ({"MessageGroupId": "g"}, "InvalidParameterValue", NO_DEDUPLICATION),
     ],
@@ -204,9 +221,22 @@ def test_fifo_batch_entry_with_a_delay_fails_alone(
 def test_standard_queue_takes_a_message_group_id_as_a_fair_queue_does(
     sqs: Any, make_queue: Any
 ) -> None:
+    # AWS gives the tenant back as the MessageGroupId system attribute (SQS developer
+    # guide, fair queues; the recorded answers).
     url = make_queue()
     sqs.send_message(QueueUrl=url, MessageBody="tenant a", MessageGroupId="tenant-a")
-    assert receive_one(sqs, url)["Body"] == "tenant a"
+    sqs.send_message(QueueUrl=url, MessageBody="no tenant")
+    got: dict[str, Any] = {}
+    for _ in range(10):
+        for message in sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+            MessageSystemAttributeNames=["All"],
+        ).get("Messages", []):
+            got[message["Body"]] = message["Attributes"]
+        if len(got) == 2:
+            break
+    assert got["tenant a"]["MessageGroupId"] == "tenant-a"
+    assert "MessageGroupId" not in got["no tenant"]
     code, status, _ = refusal(
         lambda: sqs.send_message(QueueUrl=url, MessageBody="b", MessageGroupId="has space")
     )
@@ -293,3 +323,40 @@ def test_change_visibility_batch_entry_over_12_hours_fails_alone(
     assert (failed["Id"], failed["Code"], failed["SenderFault"]) == (
         "long", "InvalidParameterValue", True
     )
+
+
+# --- the X-Ray trace header -----------------------------------------------------------------
+
+TRACE = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+
+
+def test_the_x_amzn_trace_id_header_becomes_each_message_s_aws_trace_header(
+    sqs: Any, make_queue: Any
+) -> None:
+    # AWS X-Ray developer guide, "Amazon SQS and AWS X-Ray": the X-Amzn-Trace-Id header
+    # applies to every message of SendMessage / SendMessageBatch; an AWSTraceHeader system
+    # attribute overrides it.
+    def add_trace_header(request: Any, **_: Any) -> None:
+        request.headers["X-Amzn-Trace-Id"] = TRACE
+
+    sqs.meta.events.register("before-sign.sqs.SendMessage", add_trace_header)
+    sqs.meta.events.register("before-sign.sqs.SendMessageBatch", add_trace_header)
+    url = make_queue()
+    own = "Root=1-00000000-000000000000000000000000;Sampled=0"
+    sqs.send_message(QueueUrl=url, MessageBody="single")
+    sqs.send_message_batch(QueueUrl=url, Entries=[
+        {"Id": "a", "MessageBody": "batched"},
+        {"Id": "b", "MessageBody": "own", "MessageSystemAttributes": {
+            "AWSTraceHeader": {"DataType": "String", "StringValue": own}}},
+    ])
+
+    traces: dict[str, str | None] = {}
+    for _ in range(10):
+        for message in sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+            MessageSystemAttributeNames=["AWSTraceHeader"],
+        ).get("Messages", []):
+            traces[message["Body"]] = message.get("Attributes", {}).get("AWSTraceHeader")
+        if len(traces) == 3:
+            break
+    assert traces == {"single": TRACE, "batched": TRACE, "own": own}

@@ -100,13 +100,16 @@ def test_tag_keys_and_values_are_case_sensitive(sqs: Any, queue_url: str) -> Non
 # --- queue attributes in SQS's form -------------------------------------------------------------
 
 
-def test_fifo_queue_false_on_a_standard_queue_is_accepted(sqs: Any) -> None:
-    url = sqs.create_queue(QueueName=unique_name(), Attributes={"FifoQueue": "false"})["QueueUrl"]
-    try:
-        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
-        assert "FifoQueue" not in attributes
-    finally:
-        sqs.delete_queue(QueueUrl=url)
+def test_fifo_queue_false_on_a_standard_queue_is_refused_as_aws_does(sqs: Any) -> None:
+    # AWS refuses it (moto accepts it): LocalStack's snapshot recorded against SQS,
+    # test_set_unsupported_attribute_fifo ("invalid-attr-name-1").
+    name = unique_name()
+    assert refusal(lambda: sqs.create_queue(
+        QueueName=name, Attributes={"FifoQueue": "false"}
+    )) == ("InvalidAttributeName", 400, "Unknown Attribute FifoQueue.")
+    assert refusal(lambda: sqs.get_queue_url(QueueName=name))[0] == (
+        "AWS.SimpleQueueService.NonExistentQueue"
+    )
 
 
 def test_queue_type_cannot_be_changed_afterwards(sqs: Any, queue_url: str) -> None:
@@ -150,4 +153,51 @@ def test_redrive_policies_come_back_in_sqs_compact_form(sqs: Any, make_queue: An
     got = sqs.get_queue_attributes(QueueUrl=dead_letters, AttributeNames=["RedriveAllowPolicy"])
     assert got["Attributes"]["RedriveAllowPolicy"] == (
         f'{{"redrivePermission":"byQueue","sourceQueueArns":["{dlq_arn}"]}}'
+    )
+
+
+# --- server-side encryption attributes, as AWS reports them ------------------------------------
+
+SSE_NAMES = ["SqsManagedSseEnabled", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds"]
+
+
+def test_a_new_queue_reports_sse_sqs_on_and_a_kms_key_turns_it_off(
+    sqs: Any, make_queue: Any
+) -> None:
+    # AWS: LocalStack's snapshots recorded against SQS (2023): a new queue's All has
+    # SqsManagedSseEnabled "true" (test_create_and_update_queue_attributes); a queue with a
+    # KMS key reports it "false" beside the key (test_sse_queue_attributes).
+    def sse(url: str) -> dict[str, str]:
+        return dict(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=SSE_NAMES)
+                    .get("Attributes", {}))
+
+    plain = make_queue()
+    everything = sqs.get_queue_attributes(QueueUrl=plain, AttributeNames=["All"])
+    assert everything["Attributes"]["SqsManagedSseEnabled"] == "true"
+    kms = make_queue(KmsMasterKeyId="testKeyId", KmsDataKeyReusePeriodSeconds="6000")
+    assert sse(kms) == {"KmsMasterKeyId": "testKeyId", "KmsDataKeyReusePeriodSeconds": "6000",
+                        "SqsManagedSseEnabled": "false"}
+
+    sqs.set_queue_attributes(QueueUrl=kms, Attributes={"SqsManagedSseEnabled": "true"})
+    assert sse(kms) == {"SqsManagedSseEnabled": "true"}
+
+
+def test_an_empty_kms_key_removes_the_key_and_its_reuse_period(
+    sqs: Any, make_queue: Any
+) -> None:
+    url = make_queue(KmsMasterKeyId="testKeyId", KmsDataKeyReusePeriodSeconds="600")
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"KmsMasterKeyId": ""})
+    left = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=SSE_NAMES)["Attributes"]
+    assert "KmsMasterKeyId" not in left and "KmsDataKeyReusePeriodSeconds" not in left
+
+
+def test_kms_and_sqs_encryption_cannot_be_asked_for_together(sqs: Any, queue_url: str) -> None:
+    # AWS's answer: LocalStack's snapshot recorded against SQS,
+    # test_sse_kms_and_sqs_are_mutually_exclusive.
+    assert refusal(lambda: sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={
+        "KmsMasterKeyId": "testKeyId", "SqsManagedSseEnabled": "true",
+    })) == (
+        "InvalidAttributeName", 400,
+        "You can use one type of server-side encryption (SSE) at one time. You can either"
+        " enable KMS SSE or SQS SSE.",
     )
