@@ -203,12 +203,18 @@ class CacheFiller:
         deduplication_keys: Mapping[str, str] | None = None,
     ) -> None:
         """Add messages the store already holds to the cache; a cache that is down or not
-        filled misses them, so it is marked for a refill instead."""
+        filled misses them, so it is marked for a refill instead.
+
+        Never raises: the store holds the messages, so the send is acknowledged whatever the
+        cache answers (a 503 would make the client store a second copy). A failed add is
+        ambiguous (after back-pressure or a timeout Redis may still run it), so the cache is
+        marked stale rather than added to again: a refill is right either way, where a
+        second add could bring back a message already received and deleted."""
         try:
             added = await self._messages.add(
                 queue.identity, stored, now_ms, queue.queue_id, deduplication_keys
             )
-        except StorageUnavailable as exc:
+        except StorageError as exc:
             if queue.identity not in self._stale:
                 log.warning("queue %s: cache add failed (%s); to be refilled", queue.name, exc)
             self.mark_stale(queue.identity)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections import Counter
 
 import pytest
 
@@ -103,3 +104,38 @@ def test_sends_through_one_process_during_a_redis_stall_all_reach_a_receiver_on_
     assert not lost, f"lost {len(lost)} of {SENDS} acknowledged sends: {lost[:10]}"
     assert not ledger.unexpected()
     assert not ledger.resurrected()
+
+
+@pytest.mark.timeout(60)
+def test_a_send_stored_while_redis_is_slow_is_acknowledged_once_and_delivered(
+    fault_redis: FaultyRedis, start_api: StartApi
+) -> None:
+    """Redis pauses for 2 s while a send is stored: its cache add times out (1 s socket
+    timeout), then the probe (2 s timeout) is answered once Redis resumes, so the server
+    reads it as back-pressure, not an outage. The message is in Cassandra by then: the send
+    must be acknowledged (a 503 makes the client send a second copy) and the message
+    delivered once. Timed on the wall clock because SIGSTOP is: 2 s falls between the
+    socket timeout and the socket timeout plus the probe's."""
+    server = start_api()
+    sqs = sqs_client(server.url)
+    url = sqs.create_queue(QueueName=f"slow-add-{uuid.uuid4().hex[:10]}")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="warm-up")  # queue known, cache READY
+    warm = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2)["Messages"]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=warm[0]["ReceiptHandle"])
+    ledger = Ledger()
+
+    fault_redis.pause()
+    sender = threading.Thread(target=ledger.send, args=(sqs, url), daemon=True)
+    sender.start()
+    time.sleep(2.0)
+    fault_redis.resume()
+    sender.join(timeout=30)
+
+    assert ledger.errors() == Counter(), ledger.errors()
+    assert len(ledger.acknowledged) == 1
+    deadline = time.monotonic() + 20
+    while ledger.lost() and time.monotonic() < deadline:
+        for message in ledger.receive(sqs, url, visibility=30, wait=1, via=server.url):
+            ledger.delete(sqs, url, message)
+    assert not ledger.lost(), "the acknowledged send was never delivered"
+    assert ledger.duplicates() == {}
