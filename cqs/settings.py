@@ -63,6 +63,9 @@ class Settings:
     # A full pool is back-pressure: it never counts as the server being down.
     redis_max_connections: int = 64
     redis_pool_wait_seconds: float = 5.0
+    # A Redis server whose maxmemory-policy is not noeviction may drop cached messages
+    # silently: an API process refuses to start on one unless this allows it (then it warns).
+    redis_eviction_allowed: bool = False
     data_dir: Path = field(default_factory=lambda: Path(".cqs-data"))
     # Secret for signing receipt handles; None: one shared secret kept in Cassandra.
     receipt_secret: str | None = None
