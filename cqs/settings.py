@@ -103,10 +103,12 @@ class Settings:
     admin_session_seconds: float = 12 * 3600.0
     # Failed console logins allowed per client address in any 60 s; past it, 429.
     admin_login_attempts_per_minute: int = 10
-    # "off": any request is served, signed or not (the embedded default; the log says so).
+    # "off": any request is served, signed or not (the log says so).
     # "verify": every SQS request must carry a valid SigV4 signature of a known access key,
     # whose account it acts in (docs/security.md).
-    auth: str = "off"
+    # None (not given): "off" on a loopback host; `cqs serve` on any other address refuses
+    # to start until auth is chosen explicitly (as Redis's protected mode does).
+    auth: str | None = None
     # TOML file of access keys and admin users (cqs/credentials.py); re-read on SIGHUP.
     credentials_file: Path | None = None
     # More access keys: `id:secret:account_id[:name]`, comma separated.
@@ -211,7 +213,7 @@ def load_settings(
         if value is not None and name in _FIELDS:
             values[name] = _coerce(name, value)
     settings = Settings(**values)
-    if settings.auth not in ("off", "verify"):
+    if settings.auth not in (None, "off", "verify"):
         raise ValueError(f"auth must be 'off' or 'verify', not {settings.auth!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):
         raise ValueError("tls_cert and tls_key go together: give both or neither")
