@@ -60,7 +60,7 @@ from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
 from cqs.operations.redis_eviction import EvictingRedis, check_eviction_policies
 from cqs.operations.service_setup import compose_service
-from cqs.operations.supervisor import supervise
+from cqs.operations.supervisor import secrets_from_supervisor, supervise
 from cqs.operations.tls_settings import (
     api_scheme,
     api_tls_context,
@@ -361,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     not_settings = ("command", "previous_redis_urls", "drop_legacy")
     flags = {k: v for k, v in vars(args).items() if k not in not_settings}
     try:
-        settings = load_settings(flags=flags)
+        settings = load_settings(flags=flags, secrets=secrets_from_supervisor())
     except ValueError as error:  # a bad value, or the test clock outside tests
         parser.error(str(error))
     configure_logging(settings)

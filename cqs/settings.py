@@ -177,6 +177,15 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 ENVIRONMENT_VARIABLES = {name: "CQS_" + name.upper() for name in _FIELDS}
 # Not a setting: the explicit consent that `test_clock` needs (set by the test fixtures only).
 ALLOW_TEST_CLOCK_VARIABLE = "CQS_ALLOW_TEST_CLOCK"
+# Settings that are, or may hold, secrets (Redis URLs may carry a password): a supervisor
+# hands them to its workers on their stdin, never in their environment or command line,
+# where `ps` and /proc show them.
+SECRET_SETTINGS = (
+    "receipt_secret", "admin_password", "access_keys", "cassandra_password", "redis_urls",
+)
+# Not a setting: set by the supervisor on a worker whose stdin carries its secret settings
+# (one JSON object of `CQS_*` variable -> value).
+SECRETS_ON_STDIN_VARIABLE = "CQS_SECRETS_ON_STDIN"
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -190,11 +199,13 @@ def load_settings(
     argv: Sequence[str] | None = None,
     environ: Mapping[str, str] | None = None,
     flags: Mapping[str, Any] | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Merge config file, environment and flags (highest) into Settings.
+    """Merge config file, environment, secrets and flags (highest) into Settings.
 
     `flags` are already-parsed command-line values (None means not given); the config
-    file is named by the `config` flag or `CQS_CONFIG`.
+    file is named by the `config` flag or `CQS_CONFIG`. `secrets` are `CQS_*` variables
+    handed over apart from the environment (a worker's, from its supervisor).
     """
     environ = os.environ if environ is None else environ
     flags = dict(flags or {})
@@ -206,9 +217,10 @@ def load_settings(
                 if name not in _FIELDS:
                     raise ValueError(f"unknown setting {name!r} in {config_path}")
                 values[name] = _coerce(name, value)
-    for name, variable in ENVIRONMENT_VARIABLES.items():
-        if variable in environ and environ[variable] != "":
-            values[name] = _coerce(name, environ[variable])
+    for given in (environ, secrets or {}):
+        for name, variable in ENVIRONMENT_VARIABLES.items():
+            if variable in given and given[variable] != "":
+                values[name] = _coerce(name, given[variable])
     for name, value in flags.items():
         if value is not None and name in _FIELDS:
             values[name] = _coerce(name, value)
