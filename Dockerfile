@@ -1,6 +1,7 @@
 # cqs API server image: the SQS API on port 9324, pointed at external Redis and Cassandra
 # through CQS_* variables (see compose.yaml and README "Settings"). The embedded Cassandra
-# (Java) is not included: a container always talks to a real cluster.
+# (Java) is not included: a container always talks to a real cluster. Listening on 0.0.0.0,
+# it refuses to start until CQS_AUTH is given: verify (with access keys) or, explicitly, off.
 FROM python:3.11-slim
 
 WORKDIR /opt/cqs

@@ -58,8 +58,9 @@ from cqs.operations.embedded import EmbeddedStartError, embedded_backends
 from cqs.operations.logs import configure_logging
 from cqs.operations.migrate import MigrationRefused, migrate
 from cqs.operations.rebalance import rebalance
+from cqs.operations.redis_eviction import EvictingRedis, check_eviction_policies
 from cqs.operations.service_setup import compose_service
-from cqs.operations.supervisor import supervise
+from cqs.operations.supervisor import secrets_from_supervisor, supervise
 from cqs.operations.tls_settings import (
     api_scheme,
     api_tls_context,
@@ -118,6 +119,12 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             clock=clock.time,
             tls=redis_tls(settings),
         )
+        try:
+            await check_eviction_policies(cache, allowed=settings.redis_eviction_allowed)
+        except EvictingRedis:
+            await cache.close()
+            await session.close()
+            raise
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.
             secret = hashlib.sha256(settings.receipt_secret.encode()).digest()
@@ -354,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     not_settings = ("command", "previous_redis_urls", "drop_legacy")
     flags = {k: v for k, v in vars(args).items() if k not in not_settings}
     try:
-        settings = load_settings(flags=flags)
+        settings = load_settings(flags=flags, secrets=secrets_from_supervisor())
     except ValueError as error:  # a bad value, or the test clock outside tests
         parser.error(str(error))
     configure_logging(settings)
@@ -377,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CredentialsError as error:
         print(f"cqs serve: {error}", file=sys.stderr)  # names the entry, never a secret
         return 2
-    except (EmbeddedStartError, KeyspaceNeedsMigration) as error:
+    except (EmbeddedStartError, KeyspaceNeedsMigration, EvictingRedis) as error:
         print(f"cqs serve: {error}", file=sys.stderr)  # what to do about it: no traceback
         return 1
     except TlsFilesError as error:  # a setting names a file that does not load

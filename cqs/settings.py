@@ -63,6 +63,9 @@ class Settings:
     # A full pool is back-pressure: it never counts as the server being down.
     redis_max_connections: int = 64
     redis_pool_wait_seconds: float = 5.0
+    # A Redis server whose maxmemory-policy is not noeviction may drop cached messages
+    # silently: an API process refuses to start on one unless this allows it (then it warns).
+    redis_eviction_allowed: bool = False
     data_dir: Path = field(default_factory=lambda: Path(".cqs-data"))
     # Secret for signing receipt handles; None: one shared secret kept in Cassandra.
     receipt_secret: str | None = None
@@ -100,10 +103,12 @@ class Settings:
     admin_session_seconds: float = 12 * 3600.0
     # Failed console logins allowed per client address in any 60 s; past it, 429.
     admin_login_attempts_per_minute: int = 10
-    # "off": any request is served, signed or not (the embedded default; the log says so).
+    # "off": any request is served, signed or not (the log says so).
     # "verify": every SQS request must carry a valid SigV4 signature of a known access key,
     # whose account it acts in (docs/security.md).
-    auth: str = "off"
+    # None (not given): "off" on a loopback host; `cqs serve` on any other address refuses
+    # to start until auth is chosen explicitly (as Redis's protected mode does).
+    auth: str | None = None
     # TOML file of access keys and admin users (cqs/credentials.py); re-read on SIGHUP.
     credentials_file: Path | None = None
     # More access keys: `id:secret:account_id[:name]`, comma separated.
@@ -172,6 +177,15 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 ENVIRONMENT_VARIABLES = {name: "CQS_" + name.upper() for name in _FIELDS}
 # Not a setting: the explicit consent that `test_clock` needs (set by the test fixtures only).
 ALLOW_TEST_CLOCK_VARIABLE = "CQS_ALLOW_TEST_CLOCK"
+# Settings that are, or may hold, secrets (Redis URLs may carry a password): a supervisor
+# hands them to its workers on their stdin, never in their environment or command line,
+# where `ps` and /proc show them.
+SECRET_SETTINGS = (
+    "receipt_secret", "admin_password", "access_keys", "cassandra_password", "redis_urls",
+)
+# Not a setting: set by the supervisor on a worker whose stdin carries its secret settings
+# (one JSON object of `CQS_*` variable -> value).
+SECRETS_ON_STDIN_VARIABLE = "CQS_SECRETS_ON_STDIN"
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -185,11 +199,13 @@ def load_settings(
     argv: Sequence[str] | None = None,
     environ: Mapping[str, str] | None = None,
     flags: Mapping[str, Any] | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Merge config file, environment and flags (highest) into Settings.
+    """Merge config file, environment, secrets and flags (highest) into Settings.
 
     `flags` are already-parsed command-line values (None means not given); the config
-    file is named by the `config` flag or `CQS_CONFIG`.
+    file is named by the `config` flag or `CQS_CONFIG`. `secrets` are `CQS_*` variables
+    handed over apart from the environment (a worker's, from its supervisor).
     """
     environ = os.environ if environ is None else environ
     flags = dict(flags or {})
@@ -201,14 +217,15 @@ def load_settings(
                 if name not in _FIELDS:
                     raise ValueError(f"unknown setting {name!r} in {config_path}")
                 values[name] = _coerce(name, value)
-    for name, variable in ENVIRONMENT_VARIABLES.items():
-        if variable in environ and environ[variable] != "":
-            values[name] = _coerce(name, environ[variable])
+    for given in (environ, secrets or {}):
+        for name, variable in ENVIRONMENT_VARIABLES.items():
+            if variable in given and given[variable] != "":
+                values[name] = _coerce(name, given[variable])
     for name, value in flags.items():
         if value is not None and name in _FIELDS:
             values[name] = _coerce(name, value)
     settings = Settings(**values)
-    if settings.auth not in ("off", "verify"):
+    if settings.auth not in (None, "off", "verify"):
         raise ValueError(f"auth must be 'off' or 'verify', not {settings.auth!r}")
     if (settings.tls_cert is None) != (settings.tls_key is None):
         raise ValueError("tls_cert and tls_key go together: give both or neither")

@@ -225,7 +225,9 @@ class CassandraMessageStore:
         """Drop every bucket partition; keep the index entries of buckets still being written.
 
         A message written into an open bucket after the purge stays reachable, because other
-        processes remember that bucket as registered and will not register it again.
+        processes remember that bucket as registered and will not register it again. A FIFO
+        queue's deduplication records go too: SQS forgets a purged message's deduplication
+        id, so a refilled cache must not load it back.
         """
         partitions = self._partitions
         await partitions.agree_on_layout()
@@ -237,6 +239,8 @@ class CassandraMessageStore:
                 for bucket in await partitions.buckets(queue.queue_id)
             ]
         )
+        if queue.fifo:
+            await drop_deduplications(self._session, queue)
 
     async def record_deduplications(
         self, queue: Queue, records: Sequence[Deduplication]

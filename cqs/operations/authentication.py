@@ -1,8 +1,9 @@
 """How the server authenticates SQS requests: the credential store the settings describe,
 the one start-up line saying the auth mode, and re-reading the credentials file on SIGHUP.
 
-Owns refusing to start on credentials that do not parse or on auth verify without a key
-(CredentialsError, whose message names the entry and never a secret), and the cleanup
+Owns refusing to start on credentials that do not parse, on auth verify without a key, or
+on a non-loopback address with no auth mode chosen (CredentialsError, whose message names
+the entry and never a secret), and the cleanup
 context that reloads the file on SIGHUP while the app runs (a file that no longer parses
 leaves the previous keys in place). Imports the settings, `cqs.credentials` and aiohttp (for
 the app type); never an adapter or the service.
@@ -11,6 +12,7 @@ the app type); never an adapter or the service.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable
@@ -32,7 +34,23 @@ def credential_store(settings: Settings) -> CredentialStore:
     if settings.auth == "verify" and not credentials.current.access_keys:
         raise CredentialsError("auth is verify but no access key is configured: give"
                                " credentials_file ([[access_keys]]) or access_keys")
+    if settings.auth is None and not is_loopback(settings.host):
+        raise CredentialsError(
+            f"listening on {settings.host} with no auth mode chosen: set CQS_AUTH=verify"
+            " (--auth verify) with access keys, or CQS_AUTH=off to serve unsigned requests"
+            " from anyone who can reach the port"
+        )
     return credentials
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or a name) only takes connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
 
 
 def announced_credentials(settings: Settings) -> CredentialStore:

@@ -1,7 +1,7 @@
 """The supervisor of `cqs serve --workers N`: N API processes on one port, kept running.
 
 Owns starting the worker processes (`python -m cqs serve` with the resolved settings in
-their environment, SO_REUSEPORT on), restarting any that dies, passing SIGHUP on to them
+their environment, except the secret ones, written to their stdin; SO_REUSEPORT on), restarting any that dies, passing SIGHUP on to them
 (each re-reads the credentials file), stopping them all on SIGTERM / SIGINT, and the
 shared metrics directory that lets a scrape through any worker show them all. Imports the settings and the metrics exposition; never an adapter, aiohttp
 or the service.
@@ -9,6 +9,8 @@ or the service.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import signal
@@ -23,20 +25,41 @@ from cqs.observability.exposition import (
     fresh_multiprocess_directory,
     mark_worker_dead,
 )
-from cqs.settings import Settings, settings_environment
+from cqs.settings import (
+    ENVIRONMENT_VARIABLES,
+    SECRET_SETTINGS,
+    SECRETS_ON_STDIN_VARIABLE,
+    Settings,
+    settings_environment,
+)
 
 log = logging.getLogger("cqs")
 
 WORKER_STOP_SECONDS = 20  # a worker still running this long after SIGTERM is killed
 
 
+def secrets_from_supervisor() -> dict[str, str] | None:
+    """In a worker: the secret settings its supervisor wrote to its stdin (None elsewhere)."""
+    if os.environ.get(SECRETS_ON_STDIN_VARIABLE) != "1":
+        return None
+    given = json.loads(sys.stdin.read() or "{}")
+    if not isinstance(given, dict):
+        raise ValueError("the secrets on stdin are not a JSON object")
+    return {str(k): str(v) for k, v in given.items()}
+
+
 def supervise(settings: Settings) -> None:
     """Run `settings.workers` worker processes on one port (SO_REUSEPORT); restart any that
     dies; stop them all on SIGTERM / SIGINT. Workers get the resolved settings (with the
-    embedded services' addresses) through their environment."""
+    embedded services' addresses) through their environment, and the secret ones on their
+    stdin (`ps e` and /proc/<pid>/environ show an environment)."""
+    resolved = settings_environment(replace(settings, workers=1, reuse_port=True))
+    secret_variables = {ENVIRONMENT_VARIABLES[name] for name in SECRET_SETTINGS}
+    secrets = {k: v for k, v in resolved.items() if k in secret_variables}
     environment = {
         **{k: v for k, v in os.environ.items() if not k.startswith("CQS_")},
-        **settings_environment(replace(settings, workers=1, reuse_port=True)),
+        **{k: v for k, v in resolved.items() if k not in secret_variables},
+        SECRETS_ON_STDIN_VARIABLE: "1",
     }
     # prometheus-client multiprocess mode: a scrape through any worker shows them all.
     metrics_dir = fresh_multiprocess_directory(Path(settings.data_dir))
@@ -44,7 +67,11 @@ def supervise(settings: Settings) -> None:
     command = [sys.executable, "-m", "cqs", "serve"]
 
     def start_worker() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(command, env=environment)
+        worker = subprocess.Popen(command, env=environment, stdin=subprocess.PIPE)
+        if worker.stdin is not None:
+            with contextlib.suppress(BrokenPipeError), worker.stdin:
+                worker.stdin.write(json.dumps(secrets).encode())  # fits the pipe's buffer
+        return worker
 
     workers = [start_worker() for _ in range(settings.workers)]
 

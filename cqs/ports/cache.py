@@ -128,7 +128,7 @@ class CachedMessages(Protocol):
     async def counts(self, queue: QueueIdentity, now_ms: int) -> MessageCounts: ...
 
     async def purge(self, queue: QueueIdentity) -> None:
-        """Remove every message, keeping the queue READY."""
+        """Remove every message and FIFO deduplication entry, keeping the queue READY."""
 
     async def listen(self, queue: QueueIdentity, ttl_ms: int) -> None:
         """Announce that a long poll waits on the queue for up to `ttl_ms` (refreshable)."""

@@ -113,7 +113,7 @@ class MessageStore(Protocol):
         """How many live messages the queue holds (exact or close; used without the cache)."""
 
     async def purge(self, queue: Queue) -> None:
-        """Remove every message of the queue."""
+        """Remove every message of the queue and, for a FIFO queue, its deduplication records."""
 
     async def drop(self, queue: Queue) -> None:
         """Remove every message and every other trace of a deleted queue."""

@@ -398,6 +398,9 @@ class RedisMessageCache:
     async def ping_servers(self) -> dict[str, bool]:
         return await self._inspector.ping_servers()
 
+    async def eviction_policies(self) -> dict[str, str | None]:
+        return await self._inspector.eviction_policies()
+
     def server_label_for(self, queue: QueueIdentity) -> str:
         """The metrics label (`host:port/db`, no password) of the server holding the queue."""
         return self._inspector.server_label_for(queue)

@@ -1,7 +1,7 @@
 """Read-only views of the cache for operators: the stats page, readiness and the console.
 
 Owns `RedisInspector` (queue figures in bulk, server descriptions, per-message states,
-pings, which server holds a queue) and `QueueStats`. Nothing here changes Redis: these
+pings, eviction policies, which server holds a queue) and `QueueStats`. Nothing here changes Redis: these
 reads are pipelined and never run a script. Imports redis (through `servers.py`), the
 model, the errors and its own package; never the service, aiohttp or cassandra.
 """
@@ -12,6 +12,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from redis.exceptions import ResponseError
 
 from cqs.errors import StorageBusy, StorageError
 from cqs.model import (
@@ -126,6 +128,24 @@ class RedisInspector:
         servers = self._pool.servers
         answers = await asyncio.gather(*(ping(server) for server in servers))
         return {server.label: up for server, up in zip(servers, answers, strict=True)}
+
+    async def eviction_policies(self) -> dict[str, str | None]:
+        """Each server's `maxmemory-policy` by server label; None where it cannot be read
+        (CONFIG refused or renamed, as managed services may, or the server not answering)."""
+
+        async def read(server: RedisServer) -> str | None:
+            try:
+                reply = await self._pool.call(
+                    server, server.client.config_get, "maxmemory-policy"
+                )
+            except (StorageError, ResponseError):
+                return None
+            policy = reply.get("maxmemory-policy")
+            return str(policy) if policy is not None else None
+
+        servers = self._pool.servers
+        policies = await asyncio.gather(*(read(server) for server in servers))
+        return {server.label: p for server, p in zip(servers, policies, strict=True)}
 
     async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
         servers = self._pool.servers

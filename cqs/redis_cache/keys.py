@@ -39,8 +39,9 @@ FIFO queues only (the keys exist only for them; every queue script still gets th
                          keeps growing after a Redis loss)
   attempts       HASH    ReceiveRequestAttemptId -> the ids and nonces that receive handed out
   attempt_expiry ZSET    the same fields -> ms when the attempt id lapses (5 minutes)
-  The dedup, sequence and attempt keys outlive purge, drop and begin_fill (they are not
-  messages) and expire as a whole when the queue sees no FIFO traffic for a while.
+  The dedup, sequence and attempt keys outlive drop and begin_fill (they are not
+  messages) and expire as a whole when the queue sees no FIFO traffic for a while; purge
+  removes the dedup keys (SQS forgets a purged message's deduplication id) and keeps the rest.
 
 Per server:
 

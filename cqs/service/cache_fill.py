@@ -1,8 +1,10 @@
 """The cache state machine of docs/architecture.md, as this process drives it.
 
 Owns, per queue: the background fills (ABSENT -> FILLING -> READY under a lease, page by
-page from the store), the caches that missed a write while Redis was away and must be
-reloaded, adding stored messages to the cache (or starting a fill when it cannot take them),
+page from the store), the caches that missed a write while Redis was away or pushed back
+(stale: dropped in Redis as soon as it answers again, so that whichever process serves the
+queue next refills it from the store), adding stored messages to the cache (or starting a
+fill when it cannot take them),
 counting messages with or without a ready cache, and Return-From-Cassandra (serving a
 receive from the store). `DeliveryLog` is the record of this process's deliveries that keeps
 them hidden through a Redis loss. Imports model, errors and ports; never an adapter,
@@ -35,6 +37,8 @@ log = logging.getLogger(__name__)
 FILL_LEASE_RELEASE_ATTEMPTS = 5
 # A queue whose fill could not start is tried again at most this often.
 FILL_RETRY_SECONDS = 0.5
+# A stale cache whose Redis does not answer yet is tried again this often.
+STALE_REPAIR_SECONDS = 0.5
 
 
 class DeliveryLog:
@@ -116,9 +120,11 @@ class CacheFiller:
         self.deliveries = DeliveryLog()
         self._fills: dict[QueueIdentity, asyncio.Task[None]] = {}
         self._attempted_at: dict[QueueIdentity, float] = {}
-        # Queues whose cache missed a write while Redis was unreachable: refilled once it
-        # answers again, so messages stored meanwhile are not left out of the cache.
+        # Queues whose cache missed a write (Redis unreachable or pushing back): dropped in
+        # Redis by `_repair` once it answers, so the next process to serve the queue, any
+        # process, refills it and messages stored meanwhile are not left out of the cache.
         self._stale: set[QueueIdentity] = set()
+        self._repair: asyncio.Task[None] | None = None
         # messages loaded so far, for every fill this process is running
         self.fills_in_progress: dict[QueueIdentity, int] = {}
 
@@ -130,7 +136,7 @@ class CacheFiller:
         try:
             if await self._fill_port.begin_fill(identity, self._owner, self._lease_ms):
                 await self._fill_port.finish_fill(identity, self._owner)
-        except StorageUnavailable:
+        except StorageError:
             log.warning("queue %s created while its Redis is unreachable", identity.name)
 
     async def drop(self, queue: Queue) -> None:
@@ -138,26 +144,56 @@ class CacheFiller:
         self.deliveries.forget_queue(queue.queue_id)
         try:
             await self._fill_port.drop(queue.identity)
-        except StorageUnavailable:
+        except StorageError:
             log.warning("queue %s deleted while its Redis is unreachable", queue.name)
+            self.mark_stale(queue.identity)  # its old cache goes once Redis answers
 
     async def purge(self, queue: Queue) -> None:
         """The queue's store was purged: empty its cache (or reload it once Redis is back)."""
         self.deliveries.forget_queue(queue.queue_id)
         try:
             await self._messages.purge(queue.identity)
-        except StorageUnavailable:
-            self._stale.add(queue.identity)
+        except StorageError:
+            self.mark_stale(queue.identity)
 
     def mark_stale(self, identity: QueueIdentity) -> None:
-        """The queue's cache missed a write: reload it from the store when next used."""
+        """The queue's cache missed a write: have it dropped in Redis as soon as Redis
+        answers, so that whichever process serves the queue next reloads it from the store.
+
+        The mark must reach Redis: a mark kept only here would be acted on by this process's
+        own receives alone, and a process that only sends never receives (issue 26)."""
         self._stale.add(identity)
+        if self._repair is None or self._repair.done():
+            self._repair = asyncio.get_running_loop().create_task(self._repair_stale())
 
     async def refresh_if_stale(self, queue: Queue) -> None:
-        """After a Redis outage this process missed writes: reload the queue from the store."""
+        """After a Redis outage this process missed writes: reload the queue from the store
+        (at once, rather than when the background repair next tries)."""
         if queue.identity in self._stale:
             await self._fill_port.drop(queue.identity)
             self._stale.discard(queue.identity)
+            self._attempted_at.pop(queue.identity, None)
+
+    async def _repair_stale(self) -> None:
+        """Drop every stale cache once its Redis answers; runs while any is left.
+
+        Dropped, the cache is ABSENT: the next receive or send of any process starts a fill
+        from the store, which holds every acknowledged message. Until then the cache may lack
+        some messages (they wait in the store; none is lost). If this process dies before
+        Redis answers again, the mark dies with it: docs/reliability.md."""
+        while self._stale:
+            for identity in list(self._stale):
+                try:
+                    await self._fill_port.drop(identity)
+                except StorageError:
+                    continue
+                self._stale.discard(identity)
+                self._attempted_at.pop(identity, None)
+                log.info("cache of queue %s dropped to be refilled: it missed writes",
+                         identity.name)
+                self._wake(identity)
+            if self._stale:
+                await asyncio.sleep(STALE_REPAIR_SECONDS)
 
     async def add(
         self,
@@ -167,13 +203,21 @@ class CacheFiller:
         deduplication_keys: Mapping[str, str] | None = None,
     ) -> None:
         """Add messages the store already holds to the cache; a cache that is down or not
-        filled misses them, so it is marked for a refill instead."""
+        filled misses them, so it is marked for a refill instead.
+
+        Never raises: the store holds the messages, so the send is acknowledged whatever the
+        cache answers (a 503 would make the client store a second copy). A failed add is
+        ambiguous (after back-pressure or a timeout Redis may still run it), so the cache is
+        marked stale rather than added to again: a refill is right either way, where a
+        second add could bring back a message already received and deleted."""
         try:
             added = await self._messages.add(
                 queue.identity, stored, now_ms, queue.queue_id, deduplication_keys
             )
-        except StorageUnavailable:
-            self._stale.add(queue.identity)
+        except StorageError as exc:
+            if queue.identity not in self._stale:
+                log.warning("queue %s: cache add failed (%s); to be refilled", queue.name, exc)
+            self.mark_stale(queue.identity)
             added = False
         if not added:
             self.start_soon(queue)
@@ -283,5 +327,7 @@ class CacheFiller:
                     await asyncio.sleep(1.0)
 
     def running(self) -> list[asyncio.Task[None]]:
-        """The fills this process runs (to stop on shutdown: another process takes over)."""
-        return list(self._fills.values())
+        """The fills and the stale-cache repair this process runs (to stop on shutdown:
+        another process takes over)."""
+        repair = [self._repair] if self._repair is not None and not self._repair.done() else []
+        return list(self._fills.values()) + repair

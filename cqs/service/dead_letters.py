@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from cqs import arns, dead_letter_policy
-from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageUnavailable
+from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
 from cqs.model import Message, MessageAttributeValue, Queue, QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog, Telemetry
 from cqs.service import pagination
@@ -112,7 +112,11 @@ class DeadLetters:
         in a hidden system attribute for move tasks and shown as DeadLetterQueueSourceArn,
         and the receives so far in another, so ApproximateReceiveCount goes on, as AWS's. Order: the dead-letter queue's store,
         then its cache, then the delete from the source's store, so a failure in between
-        duplicates a message rather than losing it.
+        duplicates a message rather than losing it. Never raises a storage error: the receive
+        that took the messages out has deliveries to answer. An outage or back-pressure
+        (`StorageBusy`) marks the source's cache stale, so the messages the cache took out
+        come back from the source's store with its refill; a failed add to the dead-letter
+        queue's cache marks that one (`CacheFiller.add`).
         """
         now_ms = int(self._clock() * 1000)
         source_attribute = MessageAttributeValue(
@@ -151,9 +155,11 @@ class DeadLetters:
             if live:
                 await self._cache_fill.add(target, live, now_ms)
             await self._store.delete_many(source, [m.message_id for m in messages])
-        except StorageUnavailable:
+        except StorageError as exc:
             # The messages are still in the source's store: reload the source's cache.
-            log.warning("moving %d messages of %s to its DLQ failed", len(messages), source.name)
+            log.warning(
+                "moving %d messages of %s to its DLQ failed: %s", len(messages), source.name, exc
+            )
             self._cache_fill.mark_stale(source.identity)
             return
         for message in messages:

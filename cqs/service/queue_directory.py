@@ -3,8 +3,9 @@
 Owns the metadata cache (a queue read from the catalog is served for `ttl_seconds`, then
 served stale up to METADATA_STALE_SECONDS while one background read refreshes it; while the
 catalog cannot be read, a known queue is served from its last copy however old, except
-through `get_recent`), what a create, change or delete does to that copy, queue ARNs, and the "deleted recently" rule of
-CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
+through `get_recent`, and once a read has failed no caller waits on the catalog for a known
+queue until a background read succeeds), what a create, change or delete does to that
+copy, queue ARNs, and the "deleted recently" rule of CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
 errors, ports, `cqs.arns` and `cqs.validation`; never an adapter, aiohttp or a driver.
 """
 
@@ -38,6 +39,10 @@ class QueueDirectory:
         # identity -> (queue, read at)
         self._directory: dict[QueueIdentity, tuple[Queue, float]] = {}
         self._refreshing: set[QueueIdentity] = set()
+        # The last catalog read failed (an outage): known queues are served from their copy
+        # and refreshed behind the request, so a long outage does not make every call wait
+        # out the Cassandra timeout. Cleared by the next read that succeeds.
+        self._catalog_down = False
 
     @staticmethod
     def arn(identity: QueueIdentity) -> str:
@@ -57,7 +62,7 @@ class QueueDirectory:
             age = self._clock() - cached[1]
             if age < self._ttl_seconds:
                 return cached[0]
-            if age < METADATA_STALE_SECONDS:
+            if age < METADATA_STALE_SECONDS or self._catalog_down:
                 # Serve the known copy now and refresh behind the request: a request never
                 # waits on a catalog read for a queue it knows (nor twice on a slow Cassandra).
                 self._refresh_soon(identity)
@@ -70,6 +75,9 @@ class QueueDirectory:
         StorageUnavailable (for decisions that must not rest on an old Policy)."""
         queue = await self.get(identity)
         cached = self._directory.get(identity)
+        if cached is not None and self._clock() - cached[1] >= METADATA_STALE_SECONDS:
+            queue = await self._load(identity)  # `get` served the old copy: ask the catalog
+            cached = self._directory.get(identity)
         if cached is not None and self._clock() - cached[1] >= METADATA_STALE_SECONDS:
             raise StorageUnavailable(
                 "The queue's metadata cannot be read to check access; try again."
@@ -104,9 +112,11 @@ class QueueDirectory:
         try:
             queue = await self._catalog.get(identity)
         except StorageUnavailable:
+            self._catalog_down = True
             if cached:  # a known queue keeps working from Redis while Cassandra is away
                 return cached[0]
             raise
+        self._catalog_down = False
         if queue is None:
             self._directory.pop(identity, None)
             raise QueueDoesNotExist("The specified queue does not exist.")

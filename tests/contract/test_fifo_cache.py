@@ -189,6 +189,29 @@ async def test_loaded_deduplication_records_answer_as_duplicates(
     assert answer.outcomes[1].sequence_number > 5_000_000_000_000_000  # numbering went on
 
 
+async def test_a_refill_marks_stored_a_key_whose_cache_add_never_came(
+    message_cache: RedisMessageCache,
+) -> None:
+    """A send admitted (its key held as being stored), stored, whose cache add then failed:
+    the refill's records from the store say it was stored, so the key answers as a
+    duplicate at once, not `pending` until its 60-s lease lapses (then `new`: a duplicate
+    message)."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    admitted = await message_cache.admit(queue, QUEUE_ID, [("k", "id-1")], at)
+    sequence = admitted.outcomes[0].sequence_number
+    # no add: it failed; the store holds the message and its deduplication record
+    records = [Deduplication("k", "id-1", sequence, at + 300_000)]
+    assert await message_cache.load_deduplications(queue, QUEUE_ID, records, at) == 1
+
+    repeated = await message_cache.admit(queue, QUEUE_ID, [("k", "id-2")], at)
+
+    assert (repeated.outcomes[0].outcome, repeated.outcomes[0].message_id) == (
+        "duplicate", "id-1"
+    )
+    assert repeated.outcomes[0].sequence_number == sequence
+
+
 async def test_a_refill_in_store_order_still_delivers_each_group_in_sequence_order(
     message_cache: RedisMessageCache,
 ) -> None:

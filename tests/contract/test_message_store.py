@@ -28,7 +28,7 @@ from cqs.cassandra_store import (
 from cqs.cassandra_store.rows import message_uuid_at
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.errors import StorageUnavailable
-from cqs.model import Message, MessageAttributeValue, Queue
+from cqs.model import Deduplication, Message, MessageAttributeValue, Queue
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 
 BUCKET_MS = 300_000  # the bucket length the message_store fixture asks for
@@ -304,6 +304,28 @@ async def test_purge_removes_every_message_but_keeps_later_sends(
     assert ids([m for page in await scanned(message_store, queue, 50) for m in page]) == {
         after.message_id
     }
+
+
+async def test_purge_forgets_the_fifo_deduplication_records(
+    message_store: CassandraMessageStore,
+) -> None:
+    """A refilled cache loads these records: kept past a purge, they would make a send
+    repeating a purged message's deduplication id answer with the purged message."""
+    queue = dataclasses.replace(
+        new_queue(name=f"q-{uuid.uuid4().hex[:10]}.fifo"),
+        attributes={"FifoQueue": "true", "MessageRetentionPeriod": "345600"},
+    )
+    message = new_message()
+    await message_store.put(queue, [message])
+    await message_store.record_deduplications(
+        queue, [Deduplication("d", message.message_id, 1, now_ms() + 300_000)]
+    )
+    assert [r.key for r in await message_store.deduplications(queue)] == ["d"]
+
+    await message_store.purge(queue)
+
+    assert await message_store.deduplications(queue) == []
+    assert await message_store.deduplications(queue, ["d"]) == []
 
 
 async def test_recreated_queue_sees_none_of_the_old_incarnations_messages(

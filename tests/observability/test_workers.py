@@ -128,3 +128,34 @@ def test_every_scrape_through_any_worker_shows_the_whole_servers_totals(
         assert str(victim) not in {
             s.labels["pid"] for s in scrape.matching("process_resident_memory_bytes")
         }
+
+
+def test_workers_get_no_secret_in_their_environment_or_command_line(
+    two_workers: CqsProcess,
+) -> None:
+    """The supervisor got its receipt secret as a flag (the fixture's `--receipt-secret`);
+    its workers get it on their stdin, so `ps e` and /proc show it for neither, and a
+    message received through one worker is deleted through the other (same secret)."""
+    pids = worker_pids(two_workers, 20)
+    assert len(pids) == 2
+    for pid in pids:
+        environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        command_line = open(f"/proc/{pid}/cmdline", "rb").read()
+        assert not [v for v in environment if v.startswith(b"CQS_RECEIPT_SECRET=")]
+        assert b"test-secret" not in b"\0".join(environment) + command_line
+    sqs = sqs_client(two_workers.url)
+    url = sqs.create_queue(QueueName="secrets-" + uuid.uuid4().hex[:10])["QueueUrl"]
+    for number in range(6):  # new connections: both workers take part
+        sqs.send_message(QueueUrl=url, MessageBody=f"m{number}")
+    received = 0
+    for _ in range(20):
+        for message in sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1
+        ).get("Messages", []):
+            sqs_client(two_workers.url).delete_message(
+                QueueUrl=url, ReceiptHandle=message["ReceiptHandle"]
+            )
+            received += 1
+        if received >= 6:
+            break
+    assert received == 6

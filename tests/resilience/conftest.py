@@ -2,7 +2,7 @@
 
 Owns, for the tests in this directory only:
 - `FaultyRedis` / `FaultyCassandra`: a real redis-server / Cassandra JVM of the test's own
-  that can be SIGKILLed, paused (SIGSTOP) and restarted on the same port, so clients keep
+  that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
   one address across faults. Cassandra restarts on its old data directory (nothing lost).
 - `start_api`: `python -m cqs serve` child processes (the suite's `CqsProcess`) with this
   directory's Cassandra timeout and any extra flags (several may share one keyspace, Redis
@@ -80,6 +80,13 @@ class FaultyRedis:
         """SIGKILL, as a crash would."""
         self._server.kill()
 
+    def pause(self) -> None:
+        """SIGSTOP: connections stay open, nothing answers, the data is kept."""
+        os.kill(self._server.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self._server.pid, signal.SIGCONT)
+
     def restart(self) -> None:
         """A fresh, empty redis-server on the same port."""
         self._server.kill()
@@ -88,6 +95,8 @@ class FaultyRedis:
         self._server.start()
 
     def stop(self) -> None:
+        with contextlib.suppress(RuntimeError, OSError):
+            self.resume()  # a paused server would not act on SIGTERM
         self._server.stop()
 
 

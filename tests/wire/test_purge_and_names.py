@@ -136,3 +136,26 @@ def test_encryption_attributes_are_stored_and_returned(speaker: Speaker, sqs: An
             sqs.delete_queue(QueueUrl=other)
     finally:
         sqs.delete_queue(QueueUrl=url)
+
+
+def test_a_fifo_send_repeating_a_purged_deduplication_id_is_delivered(sqs: Any) -> None:
+    """PurgeQueue forgets the deduplication ids of the purged messages, as in SQS: the
+    second send is a new message, not the purged one again, and it is delivered."""
+    url = sqs.create_queue(
+        QueueName=unique_name("purge-dedup-") + ".fifo", Attributes={"FifoQueue": "true"}
+    )["QueueUrl"]
+    first = sqs.send_message(
+        QueueUrl=url, MessageBody="purged", MessageGroupId="g", MessageDeduplicationId="d"
+    )
+    sqs.purge_queue(QueueUrl=url)
+
+    second = sqs.send_message(
+        QueueUrl=url, MessageBody="after the purge", MessageGroupId="g",
+        MessageDeduplicationId="d",
+    )
+    received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2)
+
+    assert second["MessageId"] != first["MessageId"]
+    assert [(m["MessageId"], m["Body"]) for m in received.get("Messages", [])] == [
+        (second["MessageId"], "after the purge")
+    ]

@@ -6,7 +6,11 @@
 --       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] queue name
 -- Returns: 1.
--- Keeps listening, store_deletes and the FIFO deduplication entries and sequence: those deletes must still reach the durable store.
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[12], KEYS[13])
+-- Keeps listening and store_deletes (those deletes must still reach the durable store), the
+-- FIFO sequence (numbers keep growing) and attempts. Removes the FIFO deduplication entries,
+-- as SQS forgets the deduplication ids of purged messages: a send repeating one afterwards is
+-- a new message (the durable store drops its deduplication records first).
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[12], KEYS[13],
+  KEYS[14], KEYS[15])
 redis.call('ZREM', KEYS[8], ARGV[1])
 return 1

@@ -1,0 +1,141 @@
+"""A Redis that stalls (SIGSTOP, data kept) while one API process sends and another receives.
+
+Issue 26's first finding: two `cqs serve` processes share one Redis and one Cassandra;
+B only takes sends, A only receives. Sends through B during the stall are stored in
+Cassandra and acknowledged, but B's cache adds fail. The cache must then be repaired
+(refilled from Cassandra) whichever process serves the queue next, or those messages are
+never delivered. Each test has its own redis-server (paused here) and the module its own
+Cassandra node. Checked by message id: lost (must be none), and handed out again before
+the visibility timeout (printed, not asserted: a refill run by the sending process does not
+know what the receiving process handed out from Cassandra meanwhile, so a few such
+redeliveries remain; docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+
+import pytest
+
+from tests.resilience.conftest import (
+    FaultyRedis,
+    Ledger,
+    StartApi,
+    sqs_client,
+    wait_until,
+)
+
+SENDS = 600
+PRODUCERS = 3
+CONSUMERS = 2
+VISIBILITY = 30  # longer than the test's drain, so any second receipt counts as early
+STALL_SECONDS = 4.0
+
+
+@pytest.mark.timeout(120)
+def test_sends_through_one_process_during_a_redis_stall_all_reach_a_receiver_on_another(
+    fault_redis: FaultyRedis, start_api: StartApi
+) -> None:
+    """The stall is timed on the wall clock because SIGSTOP is: it must last longer than
+    the Redis socket timeout (1 s), so that the sender's process sees its cache adds fail
+    and answers from Cassandra alone, and it must fall inside the sends (started 1 s into
+    them, which take well over 5 s at this pace)."""
+    receiver, sender = start_api(), start_api()
+    queue = f"stall-{uuid.uuid4().hex[:10]}"
+    sqs_b = sqs_client(sender.url)
+    url_b = sqs_b.create_queue(QueueName=queue)["QueueUrl"]
+    url_a = sqs_client(receiver.url).get_queue_url(QueueName=queue)["QueueUrl"]
+    ledger = Ledger()
+    stop_receiving = threading.Event()
+    left = iter(range(SENDS))
+    left_lock = threading.Lock()
+
+    def produce() -> None:
+        sqs = sqs_client(sender.url)
+        while True:
+            with left_lock:
+                if next(left, None) is None:
+                    return
+            while ledger.send(sqs, url_b) is None:  # retried until acknowledged, as SDKs do
+                time.sleep(0.05)
+            time.sleep(0.02)
+
+    def consume() -> None:
+        sqs = sqs_client(receiver.url)
+        while not stop_receiving.is_set():
+            for message in ledger.receive(
+                sqs, url_a, visibility=VISIBILITY, wait=1, via=receiver.url
+            ):
+                ledger.delete(sqs, url_a, message)
+
+    producers = [threading.Thread(target=produce, daemon=True) for _ in range(PRODUCERS)]
+    consumers = [threading.Thread(target=consume, daemon=True) for _ in range(CONSUMERS)]
+    for thread in producers:
+        thread.start()
+    try:
+        time.sleep(1.0)
+        fault_redis.pause()
+        time.sleep(STALL_SECONDS)
+        fault_redis.resume()
+        # A starts receiving once Redis answers again (sends go on meanwhile): a receiver
+        # that took the stall's messages straight from Cassandra during the stall would
+        # hide a cache that never got them.
+        for thread in consumers:
+            thread.start()
+        for thread in producers:
+            thread.join(timeout=60)
+        # Acknowledged messages reach A within a few seconds of the last send once the
+        # cache is repaired; 30 s of quiet is the issue's "never came".
+        wait_until(lambda: not ledger.lost(), 30, pause=0.5)
+    finally:
+        fault_redis.resume()
+        stop_receiving.set()
+        for thread in consumers:
+            thread.join(timeout=30)
+
+    early = ledger.early_redeliveries()
+    print(ledger.summary())
+    print(f"handed out again before the visibility timeout: {len(early)}: {early[:10]}")
+    assert len(ledger.acknowledged) == SENDS, ledger.summary()
+    lost = ledger.lost()
+    assert not lost, f"lost {len(lost)} of {SENDS} acknowledged sends: {lost[:10]}"
+    assert not ledger.unexpected()
+    assert not ledger.resurrected()
+
+
+@pytest.mark.timeout(60)
+def test_a_send_stored_while_redis_is_slow_is_acknowledged_once_and_delivered(
+    fault_redis: FaultyRedis, start_api: StartApi
+) -> None:
+    """Redis pauses for 2 s while a send is stored: its cache add times out (1 s socket
+    timeout), then the probe (2 s timeout) is answered once Redis resumes, so the server
+    reads it as back-pressure, not an outage. The message is in Cassandra by then: the send
+    must be acknowledged (a 503 makes the client send a second copy) and the message
+    delivered once. Timed on the wall clock because SIGSTOP is: 2 s falls between the
+    socket timeout and the socket timeout plus the probe's."""
+    server = start_api()
+    sqs = sqs_client(server.url)
+    url = sqs.create_queue(QueueName=f"slow-add-{uuid.uuid4().hex[:10]}")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="warm-up")  # queue known, cache READY
+    warm = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=2)["Messages"]
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=warm[0]["ReceiptHandle"])
+    ledger = Ledger()
+
+    fault_redis.pause()
+    sender = threading.Thread(target=ledger.send, args=(sqs, url), daemon=True)
+    sender.start()
+    time.sleep(2.0)
+    fault_redis.resume()
+    sender.join(timeout=30)
+
+    assert ledger.errors() == Counter(), ledger.errors()
+    assert len(ledger.acknowledged) == 1
+    deadline = time.monotonic() + 20
+    while ledger.lost() and time.monotonic() < deadline:
+        for message in ledger.receive(sqs, url, visibility=30, wait=1, via=server.url):
+            ledger.delete(sqs, url, message)
+    assert not ledger.lost(), "the acknowledged send was never delivered"
+    assert ledger.duplicates() == {}
