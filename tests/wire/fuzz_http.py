@@ -292,6 +292,8 @@ def error_code(request: HostileRequest, answer: Answer) -> str:
             document: Any = json.loads(answer.body)
             return str(document.get("__type", "")).rsplit("#", 1)[-1]
         root = ET.fromstring(answer.body)
+        if root.tag.rsplit("}", 1)[-1] == "UnknownOperationException":
+            return "UnknownOperationException"  # AWS's bare answer to a GET naming no action
         code = root.find("{*}Error/{*}Code")
         return "" if code is None else code.text or ""
     except (ValueError, ET.ParseError, AttributeError):
