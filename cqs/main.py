@@ -37,6 +37,8 @@ from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
 from cqs.credentials import CredentialsError
+from cqs.embedded.cassandra5_install import CassandraInstallError
+from cqs.embedded.cassandra5_install import install as install_cassandra
 from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
@@ -328,6 +330,16 @@ def run_migrate(settings: Settings, *, drop_legacy: bool) -> int:
     return 0
 
 
+def run_cassandra_install() -> int:
+    """`cqs cassandra install`: the embedded Cassandra 5.0's jars, fetched once."""
+    try:
+        install_cassandra()
+    except CassandraInstallError as error:
+        print(f"cqs cassandra install: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cqs", description="Amazon-SQS-compatible queue service")
     parser.add_argument("--version", action="version", version=f"cqs {__version__}")
@@ -355,9 +367,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         " newer than the migration)",
     )
     groups_cli.add_parser(commands)  # `cqs groups ...`: a client of a running server (#19)
+    cassandra_parser = commands.add_parser(
+        "cassandra", help="the embedded Apache Cassandra 5.0 (`cqs cassandra install`)"
+    )
+    cassandra_commands = cassandra_parser.add_subparsers(dest="cassandra_command", required=True)
+    cassandra_commands.add_parser(
+        "install",
+        help="fetch cassandra-all and its runtime jars with Maven into the cache (once)",
+    )
     args = parser.parse_args(argv)
     if args.command == "groups":
         return groups_cli.run(args)
+    if args.command == "cassandra":
+        return run_cassandra_install()
     not_settings = ("command", "previous_redis_urls", "drop_legacy")
     flags = {k: v for k, v in vars(args).items() if k not in not_settings}
     try:
