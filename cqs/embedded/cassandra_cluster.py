@@ -1,10 +1,11 @@
-"""EmbeddedCassandraCluster: a throwaway multi-node Apache Cassandra 1.2 ring on loopback.
+"""EmbeddedCassandraCluster: a throwaway multi-node Apache Cassandra ring on loopback.
 
-Owns starting N `EmbeddedCassandra` JVMs from the same jar, each on a loopback address of
+Owns starting N embedded Cassandra JVMs of one version (1.2 or 5.0, `cassandra_versions.py`), each on a loopback address of
 its own (127.0.0.2, .3, ...; Linux routes all of 127.0.0.0/8 to `lo`) with its own data,
 commit log and saved-caches directories; one cluster name, the first node as the seed, the
-same ports on every node (checked free on every address), evenly spaced RandomPartitioner
-tokens and `auto_bootstrap: false`, so the ring forms in seconds. Also the faults the tests
+same ports on every node (checked free on every address), evenly spaced tokens
+(RandomPartitioner on 1.2, Murmur3Partitioner on 5.0) and `auto_bootstrap: false`, so the
+ring forms in seconds (5.0 starts the seed first: its other nodes need it to gossip). Also the faults the tests
 inject (SIGKILL, restart on the same data, SIGSTOP / SIGCONT), what the nodes' logs say
 about each other (up, dead), and their resident memory.
 
@@ -27,10 +28,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-from cqs.embedded.cassandra import ClusterMembership, EmbeddedCassandra, EmbeddedCassandraError
+from cqs.embedded.cassandra import ClusterMembership, EmbeddedCassandraError
+from cqs.embedded.cassandra5 import MURMUR3_MIN_TOKEN
+from cqs.embedded.cassandra_versions import (
+    CURRENT,
+    DEFAULT_VERSION,
+    EmbeddedNode,
+    checked_version,
+    embedded_cassandra,
+)
 
 DEFAULT_ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
-TOKEN_RANGE = 2**127  # RandomPartitioner
+TOKEN_RANGE = 2**127  # RandomPartitioner (1.2)
+MURMUR3_TOKEN_RANGE = 2**64  # Murmur3Partitioner (5.0), from MURMUR3_MIN_TOKEN
 # A killed node is convicted after about 12.6 s with phi 5 (about 18 s with the default 8).
 PHI_CONVICT_THRESHOLD = 5
 _PORTS_PER_NODE = 4  # storage, ssl storage, thrift rpc, native
@@ -55,6 +65,13 @@ def free_port_on_all(addresses: Sequence[str], taken: set[int] | None = None) ->
     raise EmbeddedCassandraError(f"no port is free on all of {', '.join(addresses)}")
 
 
+def initial_token(version: str, index: int, nodes: int) -> int:
+    """Node `index`'s token of `nodes` evenly spaced ones, in the version's partitioner."""
+    if version == CURRENT:
+        return MURMUR3_MIN_TOKEN + index * MURMUR3_TOKEN_RANGE // nodes
+    return index * TOKEN_RANGE // nodes
+
+
 def resident_bytes(pid: int) -> int:
     """VmRSS of `pid`, from /proc (0 if it is gone)."""
     try:
@@ -67,7 +84,7 @@ def resident_bytes(pid: int) -> int:
 
 
 class EmbeddedCassandraCluster:
-    """`len(addresses)` Cassandra 1.2 nodes forming one ring; node i is `nodes[i]`."""
+    """`len(addresses)` Cassandra nodes of `version` forming one ring; node i is `nodes[i]`."""
 
     def __init__(
         self,
@@ -76,7 +93,9 @@ class EmbeddedCassandraCluster:
         heap: str = "512m",
         jvm_options: Sequence[str] = ("-Xms256m",),
         phi_convict_threshold: int = PHI_CONVICT_THRESHOLD,
+        version: str = DEFAULT_VERSION,
     ) -> None:
+        self.version = checked_version(version)
         self.work_dir = Path(work_dir).resolve()
         self.addresses = tuple(addresses)
         taken: set[int] = set()
@@ -86,8 +105,9 @@ class EmbeddedCassandraCluster:
         self.native_port = native
         name = f"cqs-{uuid.uuid4().hex[:8]}"
         self.nodes = [
-            EmbeddedCassandra(
+            embedded_cassandra(
                 self.work_dir / f"node{index + 1}",
+                version,
                 native_port=native,
                 heap=heap,
                 jvm_options=jvm_options,
@@ -98,7 +118,7 @@ class EmbeddedCassandraCluster:
                     storage_port=storage,
                     ssl_storage_port=ssl_storage,
                     rpc_port=rpc,
-                    initial_token=index * TOKEN_RANGE // len(self.addresses),
+                    initial_token=initial_token(version, index, len(self.addresses)),
                     settings={
                         "auto_bootstrap": "false",
                         "phi_convict_threshold": str(phi_convict_threshold),
@@ -130,7 +150,11 @@ class EmbeddedCassandraCluster:
         (and remembers in `start_seconds`) how long that took."""
         began = time.monotonic()
         marks = [self.log_mark(index) for index in range(len(self.nodes))]
-        self._start_nodes(range(len(self.nodes)), timeout)
+        if self.version == CURRENT:  # the others cannot join without their seed up
+            self._start_nodes([0], timeout)
+            self._start_nodes(range(1, len(self.nodes)), timeout)
+        else:
+            self._start_nodes(range(len(self.nodes)), timeout)
         for index in range(len(self.nodes)):
             for other in range(len(self.nodes)):
                 if other != index:
@@ -141,7 +165,7 @@ class EmbeddedCassandraCluster:
     def _start_nodes(self, indexes: Sequence[int] | range, timeout: float) -> None:
         failures: list[BaseException] = []
 
-        def start(node: EmbeddedCassandra) -> None:
+        def start(node: EmbeddedNode) -> None:
             try:
                 node.start(timeout)
             except BaseException as exc:
@@ -226,8 +250,9 @@ class EmbeddedCassandraCluster:
 
     def saw_state(self, observer: int, subject: int, state: str, since: int = 0) -> bool:
         """True if node `observer` logged, after `since`, that `subject` is `state` ("up"
-        or "dead", as its gossiper and failure detector say it)."""
-        address = re.escape(self.addresses[subject])
+        or "dead", as its gossiper and failure detector say it; 5.0 writes the address with
+        its storage port)."""
+        address = re.escape(self.addresses[subject]) + r"(?::\d+)?"
         pattern = {
             "up": rf"InetAddress /{address} is now UP",
             "dead": rf"InetAddress /{address} is now dead",
@@ -237,8 +262,9 @@ class EmbeddedCassandraCluster:
     def saw_hints_delivered(self, observer: int, subject: int, since: int = 0) -> bool:
         """True if node `observer` logged, after `since`, that it finished handing the
         writes it kept for `subject` (hinted handoff) over to it."""
-        address = re.escape(self.addresses[subject])
-        return self.saw(observer, rf"Finished hinted handoff of \d+ rows to endpoint /{address}\b", since)
+        address = re.escape(self.addresses[subject]) + r"(?::\d+)?"
+        handed = r"Finished hinted handoff of (?:\d+ rows|file \S+)"  # 1.2; 5.0
+        return self.saw(observer, rf"{handed} to endpoint /{address}\b", since)
 
     def wait_for_state(
         self, observer: int, subject: int, state: str, since: int = 0, timeout: float = 60.0
@@ -260,4 +286,10 @@ class EmbeddedCassandraCluster:
         self.stop()
 
 
-__all__ = ["DEFAULT_ADDRESSES", "EmbeddedCassandraCluster", "free_port_on_all", "resident_bytes"]
+__all__ = [
+    "DEFAULT_ADDRESSES",
+    "EmbeddedCassandraCluster",
+    "free_port_on_all",
+    "initial_token",
+    "resident_bytes",
+]
