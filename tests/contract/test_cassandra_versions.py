@@ -1,9 +1,10 @@
-"""What cqs decides from the server it connects to, checked on the embedded Cassandra 1.2.
+"""What cqs decides from the server it connects to, checked on the embedded Cassandra under
+test (1.2 by default, 5.0 with CQS_TEST_CASSANDRA=5.0).
 
-The protocol version is negotiated, the consistency levels follow the keyspace's
-replication, the message tables are compact by default on 1.2 (chosen from its
-release_version) and regular when asked, and a keyspace created by the earlier schema
-(compact message tables) is served unchanged.
+The protocol version is negotiated (v1 on 1.2, v5 on 5.0), the consistency levels follow
+the keyspace's replication and the server, the message tables are compact by default on
+1.2 (chosen from its release_version) and regular when asked or on 5.0 (which refuses
+compact ones), and a keyspace of the earlier schema is refused until it is migrated.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ from cqs.cassandra_store import (
     connect,
 )
 from cqs.cassandra_store.schema import COMPACT_TABLES
+from cqs.embedded.cassandra_versions import LEGACY
 from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
-from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
+from tests.fixtures.cassandra_node import (
+    CassandraTestSettings,
+    cassandra_version_under_test,
+    unique_keyspace,
+)
 from tests.fixtures.legacy_keyspace import compact_tables, create_earlier_keyspace
 
 
@@ -57,13 +63,17 @@ def connection(
     )
 
 
-async def test_the_protocol_version_is_negotiated_down_to_v1_on_cassandra_1_2(
+ON_LEGACY = cassandra_version_under_test() == LEGACY
+
+
+async def test_the_protocol_version_is_negotiated_down_to_the_servers_newest(
     cassandra_settings: CassandraTestSettings,
 ) -> None:
+    """v1 on Cassandra 1.2; v5 on 5.0 (the driver's newest non-beta version)."""
     session = await connect(connection(cassandra_settings, unique_keyspace()))
     try:
-        assert session.release_version.startswith("1.2.")
-        assert session.protocol_version == 1
+        assert session.release_version.startswith(cassandra_version_under_test() + ".")
+        assert session.protocol_version == (1 if ON_LEGACY else 5)
         await session.ping()
     finally:
         await session.close()
@@ -83,7 +93,10 @@ async def test_a_single_replica_keyspace_is_read_and_written_at_one(
     ("replication", "expected"),
     [
         # Cassandra 1.2 refuses LOCAL_QUORUM with SimpleStrategy: QUORUM, the same replicas.
-        ({"class": "SimpleStrategy", "replication_factor": 3}, "QUORUM"),
+        (
+            {"class": "SimpleStrategy", "replication_factor": 3},
+            "QUORUM" if ON_LEGACY else "LOCAL_QUORUM",
+        ),
         ({"class": "NetworkTopologyStrategy", "datacenter1": 3}, "LOCAL_QUORUM"),
     ],
 )
@@ -132,9 +145,9 @@ async def test_an_unknown_consistency_level_fails_before_connecting(
     ("message_tables", "expected"),
     [
         ("regular", "regular"),
-        ("compact", "compact"),
-        ("auto", "compact"),  # 1.2 is older than 2.0
-        (None, "compact"),  # the default is "auto"
+        ("compact", "compact" if ON_LEGACY else "refused"),  # 4.0+ refuses compact tables
+        ("auto", "compact" if ON_LEGACY else "regular"),  # 1.2 is older than 2.0
+        (None, "compact" if ON_LEGACY else "regular"),  # the default is "auto"
     ],
     ids=["regular", "compact", "auto", "default"],
 )
@@ -143,6 +156,10 @@ async def test_message_tables_are_created_as_asked(
 ) -> None:
     keyspace = unique_keyspace()
     options = {} if message_tables is None else {"message_tables": message_tables}
+    if expected == "refused":
+        with pytest.raises(ValueError, match=r"compact message tables need Cassandra before 4\.0"):
+            await connect(connection(cassandra_settings, keyspace, **options))
+        return
     session = await connect(connection(cassandra_settings, keyspace, **options))
     store = await CassandraMessageStore.on_session(session, bucket_seconds=300, owns_session=True)
     try:
@@ -165,7 +182,8 @@ async def test_a_keyspace_of_the_earlier_schema_is_refused_until_it_is_migrated(
     """Its queues are keyed by name alone: served as it is, every queue would be missing."""
     keyspace = unique_keyspace("cqs_earlier")
     contact_point = cassandra_settings.contact_points[0]
-    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace)
+    layout = "compact" if ON_LEGACY else "regular"  # as earlier cqs versions made them
+    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace, layout)
 
     with pytest.raises(KeyspaceNeedsMigration, match="cqs migrate"):
         await CassandraMessageStore.open(connection(cassandra_settings, keyspace))
