@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster, resident_bytes  # noqa: E402
-from cqs.embedded.cassandra_versions import VERSIONS, embedded_cassandra  # noqa: E402
+from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster, resident_bytes
+from cqs.embedded.cassandra_versions import VERSIONS, embedded_cassandra
 
 
 def main() -> None:
