@@ -255,7 +255,7 @@ class EmbeddedCassandraCluster:
         address = re.escape(self.addresses[subject]) + r"(?::\d+)?"
         pattern = {
             "up": rf"InetAddress /{address} is now UP",
-            "dead": rf"InetAddress /{address} is now dead",
+            "dead": rf"InetAddress /{address} is now (?:dead|DOWN)",  # 1.2; 5.0
         }[state]
         return self.saw(observer, pattern, since)
 

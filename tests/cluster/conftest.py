@@ -188,7 +188,7 @@ def message_ids_on_node(contact_point: str, keyspace: str, consistency: str = "O
         request_timeout=10.0,
     )
     cluster = Cluster(
-        contact_points=[host], port=int(port), protocol_version=1,
+        contact_points=[host], port=int(port),  # protocol negotiated: v1 on 1.2, v5 on 5.0
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
     )  # fmt: skip
     try:
