@@ -2,7 +2,7 @@
 
 Owns, for the tests in this directory only:
 - `FaultyRedis` / `FaultyCassandra`: a real redis-server / Cassandra JVM of the test's own
-  that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
+  (of the version under test, `CQS_TEST_CASSANDRA`) that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
   one address across faults. Cassandra restarts on its old data directory (nothing lost).
 - `start_api`: `python -m cqs serve` child processes (the suite's `CqsProcess`) with this
   directory's Cassandra timeout and any extra flags (several may share one keyspace, Redis
@@ -37,7 +37,6 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.model import (
     DEFAULT_ACCOUNT_ID,
@@ -47,6 +46,7 @@ from cqs.model import (
     QueueNamespace,
 )
 from cqs.redis_cache.cache import RedisMessageCache
+from tests.fixtures.cassandra_node import cassandra_under_test
 from tests.fixtures.cqs_server import CqsProcess
 
 # Every fault test runs its servers with this Cassandra request timeout ...
@@ -105,7 +105,7 @@ class FaultyCassandra:
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self._node = EmbeddedCassandra(data_dir)
+        self._node = cassandra_under_test(data_dir)
         self._node.start()
         self.native_port = self._node.native_port
         self.paused = False
@@ -137,7 +137,7 @@ class FaultyCassandra:
     def restart(self) -> None:
         """Start a new JVM on the same data directory and native port (commit log replays)."""
         self.kill()
-        self._node = EmbeddedCassandra(self.data_dir, native_port=self.native_port)
+        self._node = cassandra_under_test(self.data_dir, native_port=self.native_port)
         self._node.start()
 
     def ensure_running(self) -> None:
