@@ -8,7 +8,13 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from cqs.embedded.cassandra5_install import cassandra_version
+from cqs.embedded.cassandra_versions import LEGACY
 from tests.admin.conftest import Console, screenshot
+from tests.fixtures.cassandra_node import cassandra_version_under_test
+
+# The embedded node's release_version: the 1.2 jar's, or the one the 5.0 pom names.
+EMBEDDED_RELEASE = "1.2.0" if cassandra_version_under_test() == LEGACY else cassandra_version()
 
 
 def test_the_cluster_view_shows_redis_cassandra_and_the_api_process(
@@ -23,7 +29,7 @@ def test_the_cluster_view_shows_redis_cassandra_and_the_api_process(
     expect(redis.locator('[data-field="pool"]')).to_have_text(re.compile(r"^\d+ / \d+ of 64$"))
     cassandra = page.locator("[data-cassandra]")
     expect(cassandra.locator('[data-field="cassandra-status"]')).to_have_text("up")
-    expect(cassandra).to_contain_text("1.2.0")  # the embedded Cassandra's release
+    expect(cassandra).to_contain_text(EMBEDDED_RELEASE)
     expect(page.locator("[data-processes]")).to_contain_text(str(console.pid))
     page.get_by_text(f"Queues on {console.redis_label}").click()
     owned = page.locator("details.owned")
