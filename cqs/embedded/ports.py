@@ -1,11 +1,16 @@
 """Free TCP port lookup for the embedded service launchers.
 
-Owns `free_port`. Imports only the standard library.
+Owns `free_port` and `listens_on` (does this process hold that listening port). Imports only
+the standard library.
 """
 
 from __future__ import annotations
 
+import os
 import socket
+from pathlib import Path
+
+_TCP_LISTEN = "0A"  # the state column of /proc/net/tcp for a listening socket
 
 
 def free_port() -> int:
@@ -18,3 +23,32 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def listens_on(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a socket listening on TCP `port` (Linux /proc).
+
+    A launcher that picked its port with `free_port` checks this before calling its server
+    ready: a connection that succeeds may reach another process that took the port first.
+    """
+    owned: set[str] = set()
+    try:
+        for fd in os.scandir(f"/proc/{pid}/fd"):
+            try:
+                owned.add(os.readlink(fd.path))
+            except OSError:
+                continue  # closed while we looked
+    except OSError:
+        return False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == _TCP_LISTEN and int(local.rpartition(":")[2], 16) == port:
+                if f"socket:[{inode}]" in owned:
+                    return True
+    return False
