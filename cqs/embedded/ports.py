@@ -26,20 +26,23 @@ def free_port() -> int:
 
 
 def listens_on(pid: int, port: int) -> bool:
-    """Whether process `pid` holds a socket listening on TCP `port` (Linux /proc).
+    """Whether process `pid` or one of its descendants (a supervisor's workers) holds a
+    socket listening on TCP `port` (Linux /proc).
 
     A launcher that picked its port with `free_port` checks this before calling its server
     ready: a connection that succeeds may reach another process that took the port first.
     """
     owned: set[str] = set()
-    try:
-        for fd in os.scandir(f"/proc/{pid}/fd"):
+    for process in (pid, *_descendants(pid)):
+        try:
+            fds = list(os.scandir(f"/proc/{process}/fd"))
+        except OSError:
+            continue
+        for fd in fds:
             try:
                 owned.add(os.readlink(fd.path))
             except OSError:
                 continue  # closed while we looked
-    except OSError:
-        return False
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -52,3 +55,24 @@ def listens_on(pid: int, port: int) -> bool:
                 if f"socket:[{inode}]" in owned:
                     return True
     return False
+
+
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+        parents[int(entry.name)] = int(stat.rpartition(")")[2].split()[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, of in parents.items() if of == parent]
+        found.extend(children)
+        frontier.extend(children)
+    return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,9 +33,15 @@ def test_listens_on_tells_the_holder_of_a_port_from_other_processes(
     squatter: socket.socket,
 ) -> None:
     port = squatter.getsockname()[1]
-
-    assert listens_on(os.getpid(), port)
-    assert not listens_on(os.getppid(), port)
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        assert listens_on(os.getpid(), port)
+        assert not listens_on(bystander.pid, port)
+        # A parent counts for its children: a supervisor's workers hold its port.
+        assert listens_on(os.getppid(), port)
+    finally:
+        bystander.kill()
+        bystander.wait()
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))  # bound, not listening
         assert not listens_on(os.getpid(), unused.getsockname()[1])
