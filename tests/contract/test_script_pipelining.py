@@ -265,7 +265,8 @@ async def test_a_frozen_redis_fails_every_queued_call_after_one_socket_timeout(
     lone_redis: EmbeddedRedis,
 ) -> None:
     """Five flushes' worth of calls to a server that stopped answering all fail together when
-    the first flush times out, instead of one socket timeout per flush."""
+    the first flush times out, instead of one socket timeout per flush.
+    Wall clock: the socket timeout is what is measured."""
     limits = ServerLimits(socket_timeout=1.0, down_seconds=0.0, max_connections=5 * 64)
     server = RedisServer(lone_redis.url, limits)
     try:
