@@ -184,6 +184,7 @@ async def test_message_of_one_queue_is_not_visible_through_another(
 async def test_message_expires_after_the_queue_retention_period(
     message_store: CassandraMessageStore,
 ) -> None:
+    """Wall clock: retention is a Cassandra TTL, which the test clock cannot move."""
     queue = new_queue(retention_seconds=2)
     message = new_message()
     await message_store.put(queue, [message])

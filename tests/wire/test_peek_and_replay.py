@@ -301,6 +301,7 @@ def test_replay_of_a_queue_that_keeps_nothing_sends_nothing(
 def test_consumed_copies_expire_after_the_retention_window(
     sqs: Any, make_queue: Callable[..., str], extension: Extension
 ) -> None:
+    """Wall clock: Cassandra's TTL runs on its own clock, which the test clock cannot move."""
     url = make_queue(**{RETENTION: "2"})
     _consume(sqs, url, ["brief-1", "brief-2"])
     now = time.time()
