@@ -299,6 +299,8 @@ class DeleteOutcome(enum.Enum):
     DELETED = "deleted"  # the handle was current; the message is gone from the cache
     NOT_CACHED = "not_cached"  # the cache does not hold the message (deleted, or never filled)
     STALE_HANDLE = "stale_handle"  # the message was received again since this handle was issued
+    # FIFO only: the handle's visibility timeout is over (the message kept, the delete refused)
+    EXPIRED_HANDLE = "expired_handle"
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,7 +108,8 @@ class CachedMessages(Protocol):
     async def delete(
         self, queue: QueueIdentity, message_id: str, receipt_nonce: str
     ) -> DeleteOutcome:
-        """Remove the message unless it was received again since `receipt_nonce`."""
+        """Remove the message unless it was received again since `receipt_nonce`; on a FIFO
+        queue only while that receive's visibility timeout runs (else EXPIRED_HANDLE)."""
 
     async def delete_many(
         self, queue: QueueIdentity, handles: Sequence[tuple[str, str]]

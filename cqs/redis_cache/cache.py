@@ -304,7 +304,7 @@ class RedisMessageCache:
     ) -> list[DeleteOutcome]:
         if not handles:
             return []
-        args = [part for handle in handles for part in handle]
+        args = [self._now_ms(), *(part for handle in handles for part in handle)]
         reply = await self._script(queue, "delete", args)
         return [DeleteOutcome(outcome) for outcome in reply]
 
