@@ -100,8 +100,8 @@ class CachedMessages(Protocol):
         max_receive_count: int,
         attempt_id: str | None,
     ) -> ReceiveOutcome | None:
-        """`receive` for a FIFO queue: sequence order within a message group, no
-        message of a group with messages in flight, groups one after another. A repeated
+        """`receive` for a FIFO queue: sequence order within a message group, each group
+        only up to its first message in flight, groups one after another. A repeated
         `attempt_id` (ReceiveRequestAttemptId) whose messages are still in flight under it
         gets the same deliveries again (same nonces) instead."""
 

@@ -11,9 +11,11 @@ from dataclasses import replace
 
 import pytest
 
+from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.model import Deduplication, Message, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
-from tests.contract.test_message_cache import now_ms
+from cqs.redis_cache.keys import QueueKeys
+from tests.contract.test_message_cache import now_ms, raw_client
 
 QUEUE_ID = "incarnation-1"
 
@@ -252,3 +254,34 @@ async def test_the_first_message_of_a_group_comes_first_even_behind_a_thousand_o
     outcome = await message_cache.receive_fifo(queue, 2, 30_000, at, 10**9, ["a", "b"], 0, None)
     assert outcome is not None
     assert [d.message.body for d in outcome.deliveries] == ["m0", "m1"]
+
+
+async def test_a_message_back_from_flight_is_served_while_a_later_one_of_its_group_is_held(
+    message_cache: RedisMessageCache,
+) -> None:
+    """The group is served up to its first message in flight (AWS's FIFO delivery logic)."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    sent = await send(message_cache, queue, [("m1", "g"), ("m2", "g"), ("m3", "g")], at)
+    held = await message_cache.receive_fifo(queue, 2, 30_000, at, 10**9, ["n1", "n2"], 0, None)
+    assert held is not None and [d.message.body for d in held.deliveries] == ["m1", "m2"]
+    changed = await message_cache.change_visibility(queue, sent[0].message_id, "n1", at)
+    assert changed.value == "changed"
+    assert await receive(message_cache, queue, at) == ["m1"]  # m3 waits behind m2
+    assert await receive(message_cache, queue, at + 31_000) == ["m1", "m2", "m3"]
+
+
+async def test_a_group_count_left_by_an_earlier_cqs_holds_the_group_until_counted_down(
+    message_cache: RedisMessageCache, redis_server: EmbeddedRedis
+) -> None:
+    """An earlier cqs counted a group's messages in flight; a rolling upgrade finds the count."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    sent = await send(message_cache, queue, [("m1", "g"), ("m2", "g")], at)
+    held = await message_cache.receive_fifo(queue, 1, 30_000, at, 10**9, ["n1"], 0, None)
+    assert held is not None and [d.message.body for d in held.deliveries] == ["m1"]
+    async with raw_client(redis_server.url) as raw:
+        await raw.hset(QueueKeys(queue).group_locks, "g", "1")  # as the earlier cqs left it
+    assert await receive(message_cache, queue, at) == []
+    assert (await message_cache.delete(queue, sent[0].message_id, "n1")).value == "deleted"
+    assert await receive(message_cache, queue, at) == ["m2"]
