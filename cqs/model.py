@@ -207,10 +207,12 @@ class AdmissionOutcome(enum.StrEnum):
 
 class DeduplicationClaim(NamedTuple):
     """A FIFO send's claim on a deduplication key for the message it would store ("" as
-    the key: number the message without deduplicating it)."""
+    the key: number the message without deduplicating it). `also`: a key looked up but not
+    claimed (the other DeduplicationScope's, for messages sent before the scope changed)."""
 
     key: str
     message_id: str
+    also: str = ""
 
 
 class MessagePlace(enum.StrEnum):

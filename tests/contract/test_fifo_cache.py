@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import Deduplication, Message, QueueIdentity
+from cqs.model import Deduplication, DeduplicationClaim, Message, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.keys import QueueKeys
 from tests.contract.test_message_cache import now_ms, raw_client
@@ -285,3 +285,27 @@ async def test_a_group_count_left_by_an_earlier_cqs_holds_the_group_until_counte
     assert await receive(message_cache, queue, at) == []
     assert (await message_cache.delete(queue, sent[0].message_id, "n1")).value == "deleted"
     assert await receive(message_cache, queue, at) == ["m2"]
+
+
+async def test_a_key_only_looked_up_finds_an_earlier_message_but_is_not_claimed(
+    message_cache: RedisMessageCache,
+) -> None:
+    """`also` is the other DeduplicationScope's key: sends before a scope change still count."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    first = await message_cache.admit(queue, QUEUE_ID, [DeduplicationClaim("d", "id-1")], at)
+    stored = replace(
+        fifo_message("one", "g", first.outcomes[0].sequence_number, at), message_id="id-1"
+    )
+    await message_cache.add(queue, [stored], at, QUEUE_ID, {"id-1": "d"})
+    found = await message_cache.admit(
+        queue, QUEUE_ID, [DeduplicationClaim("g\nd", "id-2", "d")], at
+    )
+    assert (found.outcomes[0].outcome, found.outcomes[0].message_id) == ("duplicate", "id-1")
+    elsewhere = await message_cache.admit(
+        queue, QUEUE_ID, [DeduplicationClaim("h\nd", "id-3", "e")], at
+    )
+    assert elsewhere.outcomes[0].outcome == "new"
+    # the looked-up key was not claimed by id-3: "d" still names id-1
+    again = await message_cache.admit(queue, QUEUE_ID, [DeduplicationClaim("d", "id-4")], at)
+    assert (again.outcomes[0].outcome, again.outcomes[0].message_id) == ("duplicate", "id-1")
