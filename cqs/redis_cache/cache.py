@@ -309,7 +309,9 @@ class RedisMessageCache:
     ) -> list[DeleteOutcome]:
         if not handles:
             return []
-        args = [self._now_ms(), *(part for handle in handles for part in handle)]
+        args: list[str | int] = [self._now_ms()]
+        for message_id, receipt_nonce in handles:
+            args += [message_id, receipt_nonce]
         reply = await self._script(queue, "delete", args)
         return [DeleteOutcome(outcome) for outcome in reply]
 
