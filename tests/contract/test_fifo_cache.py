@@ -309,3 +309,25 @@ async def test_a_key_only_looked_up_finds_an_earlier_message_but_is_not_claimed(
     # the looked-up key was not claimed by id-3: "d" still names id-1
     again = await message_cache.admit(queue, QUEUE_ID, [DeduplicationClaim("d", "id-4")], at)
     assert (again.outcomes[0].outcome, again.outcomes[0].message_id) == ("duplicate", "id-1")
+
+
+async def test_a_fifo_delete_after_the_timeout_is_refused_unless_a_fill_reloaded_the_message(
+    message_cache: RedisMessageCache,
+) -> None:
+    """SQS refuses an expired FIFO handle; a handle from before a cache loss is let through
+    (the refill cannot tell whether it had expired), rather than deliver the message again."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    [sent] = await send(message_cache, queue, [("m1", "g")], at)
+    held = await message_cache.receive_fifo(queue, 1, 30_000, at, 10**9, ["n1"], 0, None)
+    assert held is not None and len(held.deliveries) == 1
+    await message_cache.change_visibility(queue, sent.message_id, "n1", at)  # visible again
+    assert (await message_cache.delete(queue, sent.message_id, "n1")).value == "expired_handle"
+
+    reloaded = new_fifo_queue()
+    message = fifo_message("r1", "g", 100, at)
+    assert await message_cache.begin_fill(reloaded, "filler", 10_000)
+    assert await message_cache.load(reloaded, "filler", [message], at, {})
+    assert await message_cache.finish_fill(reloaded, "filler")
+    outcome = await message_cache.delete(reloaded, message.message_id, "from-before-the-loss")
+    assert outcome.value == "deleted"

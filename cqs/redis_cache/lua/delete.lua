@@ -1,7 +1,8 @@
 -- delete: remove messages unless they were received again since the caller's receive
 -- (then nothing changes: SQS answers such a delete with success and keeps the message).
 -- A FIFO queue's message is removed only through the handle of a receive whose visibility
--- timeout has not run out: SQS refuses any other ("The receipt handle has expired.").
+-- timeout has not run out: SQS refuses any other ("The receipt handle has expired."),
+-- unless a fill reloaded the message and nobody received it since.
 -- One call deletes a whole DeleteMessageBatch: one round trip instead of one per entry.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
@@ -22,8 +23,10 @@ local now = tonumber(ARGV[1])
 local function delete_one(id, nonce)
   local receipt = redis.call('HGET', KEYS[4], id)
   local in_flight = receipt and redis.call('ZSCORE', KEYS[5], id)
-  if IS_FIFO and receipt and not (in_flight and tonumber(in_flight) > now
-                                  and handle_matches(receipt, nonce)) then
+  -- A message reloaded by a fill and not received since may hold a live handle from
+  -- before the cache was lost: its delete still counts (else a duplicate delivery).
+  if IS_FIFO and receipt and receipt_nonce(receipt) ~= RELOADED_NONCE
+      and not (in_flight and tonumber(in_flight) > now and handle_matches(receipt, nonce)) then
     return 'expired_handle'  -- visible again, received again since, or its timeout is over
   end
   if in_flight and not handle_matches(receipt, nonce) then
