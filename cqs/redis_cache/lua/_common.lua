@@ -71,12 +71,6 @@ local function forget_message(id)
   redis.call('HDEL', KEYS[12], id)
 end
 
--- The message group of a cached FIFO message (nil for a standard queue's message).
-local function message_group(id)
-  local entry = redis.call('HGET', KEYS[12], id)
-  return entry and string.match(entry, '^%d+:(.*)$')
-end
-
 -- group_locks holds, per message group, the sequence numbers of its messages in flight,
 -- ascending, each after a comma (",<n>,<n>"). A value without a comma is a count written
 -- by an earlier cqs: it is counted down as before, and holds the whole group meanwhile.
