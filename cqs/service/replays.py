@@ -79,11 +79,18 @@ class Replays:
         return int(self._clock() * 1000)
 
     async def replay(
-        self, queue: Queue, span: ConsumedRange, replay_id: str | None, next_token: str | None
+        self, queue: Queue, span: ConsumedRange, replay_id: str | None, next_token: str | None,
+        limit: int | None = None,
     ) -> ReplayProgress:
         """Start the replay `replay_id` (or a new one) of the copies consumed within `span`,
-        or resume it where it stopped; sends up to MAX_REPLAY_PER_CALL copies."""
+        or resume it where it stopped; sends up to `limit` (MAX_REPLAY_PER_CALL) copies."""
         check_span(span)
+        limit = MAX_REPLAY_PER_CALL if limit is None else limit
+        if not 1 <= limit <= MAX_REPLAY_PER_CALL:
+            raise InvalidParameterValue(
+                f"Value {limit} for parameter MaxNumberOfMessages is invalid. Reason: Must be"
+                f" between 1 and {MAX_REPLAY_PER_CALL}, if provided."
+            )
         if replay_id is not None and not _REPLAY_ID.match(replay_id):
             raise InvalidParameterValue(
                 f"Value {replay_id} for parameter ReplayId is invalid. Reason: must be 1 to"
@@ -113,19 +120,19 @@ class Replays:
                 )
             if record.done:
                 return ReplayProgress(chosen, 0, record.replayed, True)
-            return await self._run(queue, record)
+            return await self._run(queue, record, limit)
         finally:
             self._running.discard(key)
 
-    async def _run(self, queue: Queue, record: Replay) -> ReplayProgress:
+    async def _run(self, queue: Queue, record: Replay, limit: int) -> ReplayProgress:
         interrupted = record.running  # an earlier call stopped part-way
         record = replace(record, running=True)
         await self._save(queue, record)
         span = ConsumedRange(record.span.start_ms, record.until_ms)
         sent = 0
-        while sent < MAX_REPLAY_PER_CALL and not record.done:
+        while sent < limit and not record.done:
             page, position = await self._consumed.read(
-                queue, span, record.position, min(REPLAY_BATCH, MAX_REPLAY_PER_CALL - sent)
+                queue, span, record.position, min(REPLAY_BATCH, limit - sent)
             )
             stored = await self._store_batch(queue, record.replay_id, page, in_doubt=interrupted)
             record = replace(record, position=position, replayed=record.replayed + len(page),

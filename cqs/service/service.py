@@ -334,12 +334,13 @@ class QueueService:
 
     async def replay_messages(
         self, identity: QueueIdentity, span: ConsumedRange, replay_id: str | None,
-        next_token: str | None,
+        next_token: str | None, limit: int | None = None,
     ) -> ReplayProgress:
         """Send the messages consumed within `span` to the queue again, as new messages:
-        the replay `replay_id` (or NextToken's), started or resumed at its cursor."""
+        the replay `replay_id` (or NextToken's), started or resumed at its cursor; at most
+        `limit` by this call."""
         return await self._replays.replay(
-            await self._directory.get(identity), span, replay_id, next_token
+            await self._directory.get(identity), span, replay_id, next_token, limit
         )
 
     # --- consumer groups (#19): extension actions ------------------------------------------

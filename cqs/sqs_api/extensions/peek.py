@@ -177,6 +177,7 @@ async def replay_messages(service: QueueService, call: ApiCall) -> WireResult | 
     progress = await service.replay_messages(
         await _target(service, call, request.queue_url), request.span,
         json_str(call.request.json_body, "ReplayId"), request.peek.next_token,
+        json_int(call.request.json_body, "MaxNumberOfMessages"),
     )
     return {
         "ReplayId": progress.replay_id,
