@@ -179,13 +179,19 @@ class CassandraConsumedMessages:
     async def record_replay_copies(
         self, queue: Queue, replay_id: str, copies: Mapping[str, str], keep_seconds: int
     ) -> None:
+        if not copies:
+            return
         insert = (
             f"INSERT INTO {schema.REPLAY_COPIES_TABLE} (queue_id, replay_id, source_id, copy_id)"
             f" VALUES (?, ?, ?, ?) USING TTL {max(1, int(keep_seconds))}"
         )
-        await all_or_first_error([
-            self._session.write(insert, [queue.queue_id, replay_id, source, copy])
-            for source, copy in copies.items()
+        # One partition: an unlogged batch is one write to one replica set, not a batchlog.
+        text = insert if len(copies) == 1 else (
+            "BEGIN UNLOGGED BATCH " + "; ".join([insert] * len(copies)) + " APPLY BATCH"
+        )
+        await self._session.write(text, [
+            value for source, copy in copies.items()
+            for value in (queue.queue_id, replay_id, source, copy)
         ])
 
 
