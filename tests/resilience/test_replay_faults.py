@@ -3,7 +3,8 @@
 A queue that keeps consumed messages has a few thousand of them consumed; a replay of them
 all is started under a ReplayId, and part-way through it a real fault hits: the Cassandra
 JVM is paused (SIGSTOP), or the API process is killed (SIGKILL) and another one started.
-The replay is then called again with the same ReplayId until it answers that it is done.
+The replay is then called again with the same ReplayId until it answers that it is done
+(a Redis stall, which a replay rides through, is checked the same way).
 The checker drains the queue and looks at every message: each consumed message came back
 exactly once (none lost, none replayed twice), each under a new message id of its own.
 The module has its own Cassandra node, which these tests hurt.
@@ -27,6 +28,7 @@ from botocore.credentials import Credentials
 
 from tests.resilience.conftest import (
     FaultyCassandra,
+    FaultyRedis,
     StartApi,
     sqs_client,
     wait_until,
@@ -128,11 +130,11 @@ def visible(endpoint: str, url: str) -> int:
     return int(attributes["ApproximateNumberOfMessages"])
 
 
-def interrupted_replay(
+def replay_under_fault(
     endpoint: str, body: dict[str, Any], fault: Callable[[], None]
 ) -> tuple[int, dict[str, Any]]:
     """Start the replay; once FAULT_AFTER copies are visible, apply `fault`; the first
-    call's answer (which must not be a success)."""
+    call's answer."""
     answer: list[tuple[int, dict[str, Any]]] = []
     call = threading.Thread(target=lambda: answer.append(replay_call(endpoint, body)))
     call.start()
@@ -143,7 +145,14 @@ def interrupted_replay(
     fault()
     call.join(60)
     assert answer, "the interrupted call never returned"
-    status, document = answer[0]
+    return answer[0]
+
+
+def interrupted_replay(
+    endpoint: str, body: dict[str, Any], fault: Callable[[], None]
+) -> tuple[int, dict[str, Any]]:
+    """`replay_under_fault`, whose first call the fault must have cut off."""
+    status, document = replay_under_fault(endpoint, body, fault)
     assert status != 200, f"the replay finished before the fault: {document}"
     return status, document
 
@@ -231,3 +240,23 @@ def test_replay_interrupted_by_a_killed_api_process_resumes_on_another(
 
     answers = resume(second.url, body)
     check_every_message(bodies, drained(second.url, url), answers)
+
+
+def test_replay_through_a_redis_stall_sends_every_message_once(
+    start_api: StartApi, fault_redis: FaultyRedis
+) -> None:
+    """Redis SIGSTOPped for 4 s mid-replay: the copies are stored whatever the cache does
+    (a cache that missed them is reloaded), so the call may even finish; resumed if not."""
+    server = start_api()
+    url, bodies, start, end = consumed_queue(server.url)
+    body = {"QueueUrl": url, "StartTime": start, "EndTime": end,
+            "ReplayId": f"stall-{uuid.uuid4().hex[:8]}"}
+
+    def stall() -> None:
+        fault_redis.pause()
+        threading.Timer(4.0, fault_redis.resume).start()
+
+    replay_under_fault(server.url, body, stall)
+    time.sleep(4.5)  # Redis is back
+    answers = resume(server.url, body)
+    check_every_message(bodies, drained(server.url, url), answers)
