@@ -164,11 +164,14 @@ class Replays:
                 queue, replay_id, fresh, REPLAY_KEEP_SECONDS
             )
         copy_ids = {**known, **fresh}
-        to_send = [
-            self._sender.build_replayed(queue, replayed_request(queue, copy.message),
-                                        copy_ids[copy.message.message_id])
-            for copy in page if copy_ids[copy.message.message_id] not in stored
-        ]
+        to_send: list[Message] = []
+        for copy in page:
+            copy_id = copy_ids[copy.message.message_id]
+            if copy_id not in stored:
+                stored.add(copy_id)  # a message kept twice (racing deletes) is sent once
+                to_send.append(self._sender.build_replayed(
+                    queue, replayed_request(queue, copy.message), copy_id
+                ))
         if queue.fifo:
             await self._sender.send_replayed_fifo(queue, to_send)
             return []
