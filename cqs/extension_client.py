@@ -157,14 +157,19 @@ class ExtensionClient:
         start_time: float,
         end_time: float,
         consumer_group: str | None = None,
+        replay_id: str | None = None,
     ) -> int:
         """Send the messages consumed in [start_time, end_time) to the queue again, calling
         as often as the server asks (NextToken); returns how many were sent.
-        `consumer_group`: what that group consumed, into that group only."""
+        `consumer_group`: what that group consumed, into that group only. `replay_id`: the
+        replay's own id (letters, digits, - and _): after a failure, calling again with it
+        resumes the replay where it stopped instead of sending everything again."""
         body = _in_group(
             {"QueueUrl": queue_url, "StartTime": start_time, "EndTime": end_time},
             consumer_group,
         )
+        if replay_id is not None:
+            body["ReplayId"] = replay_id
         replayed = 0
         while True:
             answer = self.call("ReplayMessages", body)

@@ -44,6 +44,24 @@ class ConsumedRange:
     end_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A ReplayMessages run and its durable progress, so that an interrupted run resumes.
+
+    `span` is the range as asked (a repeated call must ask for the same one); `until_ms`
+    where the run stops (the asked end cut at the moment the replay began); `position` the
+    consumed-message store's cursor after the last batch sent (None: from the start);
+    `running`: a call is (or was, if it died) sending a batch past `position`."""
+
+    replay_id: str
+    span: ConsumedRange
+    until_ms: int
+    position: str | None = None
+    replayed: int = 0
+    done: bool = False
+    running: bool = False
+
+
 # --- consumer groups ---------------------------------------------------------------------------
 
 

@@ -207,10 +207,12 @@ class AdmissionOutcome(enum.StrEnum):
 
 class DeduplicationClaim(NamedTuple):
     """A FIFO send's claim on a deduplication key for the message it would store ("" as
-    the key: number the message without deduplicating it)."""
+    the key: number the message without deduplicating it). `also`: a key looked up but not
+    claimed (the other DeduplicationScope's, for messages sent before the scope changed)."""
 
     key: str
     message_id: str
+    also: str = ""
 
 
 class MessagePlace(enum.StrEnum):
@@ -299,6 +301,8 @@ class DeleteOutcome(enum.Enum):
     DELETED = "deleted"  # the handle was current; the message is gone from the cache
     NOT_CACHED = "not_cached"  # the cache does not hold the message (deleted, or never filled)
     STALE_HANDLE = "stale_handle"  # the message was received again since this handle was issued
+    # FIFO only: the handle's visibility timeout is over (the message kept, the delete refused)
+    EXPIRED_HANDLE = "expired_handle"
 
 
 @dataclass(frozen=True, slots=True)

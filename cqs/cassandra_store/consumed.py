@@ -7,19 +7,25 @@ version-1 UUID whose timestamp is the delete time. Reading a time range walks it
 and each hour's shards one by one, resumable at (bucket, shard, last id). Copies expire by
 TTL: nothing is ever deleted here, so the table gathers no tombstones.
 
+Also owns the records of replays (`message_replays`: one row per replay, rewritten whole
+after each batch it sends) and their copy ledgers (`message_replay_copies`: source message
+id -> copy id, one partition per replay), both by TTL. Plain writes, no lightweight
+transactions: the CQL runs unchanged on the embedded node, Cassandra 4.0+ and ScyllaDB.
+
 Imports `cqs.model` and this package; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
-from cqs.extension_model import ConsumedMessage, ConsumedRange
+from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
 from cqs.model import Queue
 
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100-ns intervals from 1582-10-15 to 1970-01-01
@@ -119,6 +125,74 @@ class CassandraConsumedMessages:
             [queue.queue_id, bucket, shard, after or _before(span.start_ms),
              _before(span.end_ms)],
         )
+
+
+    # --- replays ------------------------------------------------------------------------------
+
+    async def replay(self, queue: Queue, replay_id: str) -> Replay | None:
+        found = await self._session.read(
+            "SELECT start_ms, end_ms, until_ms, position, replayed, done, running"
+            f" FROM {schema.REPLAYS_TABLE} WHERE queue_id = ? AND replay_id = ?",
+            [queue.queue_id, replay_id],
+        )
+        if not found:
+            return None
+        row = found[0]
+        return Replay(
+            replay_id=replay_id,
+            span=ConsumedRange(int(row.start_ms), int(row.end_ms)),
+            until_ms=int(row.until_ms),
+            position=row.position or None,
+            replayed=int(row.replayed or 0),
+            done=bool(row.done),
+            running=bool(row.running),
+        )
+
+    async def save_replay(self, queue: Queue, replay: Replay, keep_seconds: int) -> None:
+        # The whole row each time, so that every column carries the same TTL.
+        await self._session.write(
+            f"INSERT INTO {schema.REPLAYS_TABLE} (queue_id, replay_id, start_ms, end_ms,"
+            " until_ms, position, replayed, done, running) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f" USING TTL {max(1, int(keep_seconds))}",
+            [queue.queue_id, replay.replay_id, replay.span.start_ms, replay.span.end_ms,
+             replay.until_ms, replay.position or "", replay.replayed, replay.done,
+             replay.running],
+        )
+
+    async def replay_copies(
+        self, queue: Queue, replay_id: str, source_ids: Sequence[str]
+    ) -> dict[str, str]:
+        # One single-row read per source: IN on a clustering column is not CQL 3.0.0.
+        select = (
+            f"SELECT copy_id FROM {schema.REPLAY_COPIES_TABLE}"
+            " WHERE queue_id = ? AND replay_id = ? AND source_id = ?"
+        )
+        found = await asyncio.gather(*(
+            self._session.read(select, [queue.queue_id, replay_id, source])
+            for source in source_ids
+        ))
+        return {
+            source: str(rows_found[0].copy_id)
+            for source, rows_found in zip(source_ids, found, strict=True) if rows_found
+        }
+
+    async def record_replay_copies(
+        self, queue: Queue, replay_id: str, copies: Mapping[str, str], keep_seconds: int
+    ) -> None:
+        if not copies:
+            return
+        insert = (
+            f"INSERT INTO {schema.REPLAY_COPIES_TABLE} (queue_id, replay_id, source_id, copy_id)"
+            f" VALUES (?, ?, ?, ?) USING TTL {max(1, int(keep_seconds))}"
+        )
+        # One partition: an unlogged batch is one write to one replica set, not a batchlog.
+        text = insert if len(copies) == 1 else (
+            "BEGIN UNLOGGED BATCH " + "; ".join([insert] * len(copies)) + " APPLY BATCH"
+        )
+        await self._session.write(text, [
+            value for source, copy in copies.items()
+            for value in (queue.queue_id, replay_id, source, copy)
+        ])
 
 
 def _consumed(row: Row) -> ConsumedMessage:

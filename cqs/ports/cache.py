@@ -100,15 +100,16 @@ class CachedMessages(Protocol):
         max_receive_count: int,
         attempt_id: str | None,
     ) -> ReceiveOutcome | None:
-        """`receive` for a FIFO queue: sequence order within a message group, no
-        message of a group with messages in flight, groups one after another. A repeated
+        """`receive` for a FIFO queue: sequence order within a message group, each group
+        only up to its first message in flight, groups one after another. A repeated
         `attempt_id` (ReceiveRequestAttemptId) whose messages are still in flight under it
         gets the same deliveries again (same nonces) instead."""
 
     async def delete(
         self, queue: QueueIdentity, message_id: str, receipt_nonce: str
     ) -> DeleteOutcome:
-        """Remove the message unless it was received again since `receipt_nonce`."""
+        """Remove the message unless it was received again since `receipt_nonce`; on a FIFO
+        queue only while that receive's visibility timeout runs (else EXPIRED_HANDLE)."""
 
     async def delete_many(
         self, queue: QueueIdentity, handles: Sequence[tuple[str, str]]

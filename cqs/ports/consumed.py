@@ -2,16 +2,18 @@
 
 A queue whose `cqs.ConsumedRetentionSeconds` is above 0 keeps a copy of every message a
 DeleteMessage consumes, for that long, so that `CqsExtensions.ReplayMessages` can send the
-messages of a time range again and Spark can read them. No buckets, shards or driver types
+messages of a time range again and Spark can read them. A replay's progress and the ids of
+the copies it sent are kept here too, so that an interrupted replay resumes without sending
+a message twice. No buckets, shards or driver types
 appear here; `cqs/cassandra_store/consumed.py` implements it. Imports only `cqs.model`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from cqs.extension_model import ConsumedMessage, ConsumedRange
+from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
 from cqs.model import Queue
 
 
@@ -31,3 +33,21 @@ class ConsumedMessageStore(Protocol):
         `after` (None: from the start), and the position after them (None: nothing
         follows). Within a FIFO message group, in the order they were consumed. A position
         the store did not give out for this span raises ValueError."""
+
+    # --- replays: progress and the copy ledger ----------------------------------------------
+
+    async def replay(self, queue: Queue, replay_id: str) -> Replay | None:
+        """The replay of that id on the queue, or None (never started, or expired)."""
+
+    async def save_replay(self, queue: Queue, replay: Replay, keep_seconds: int) -> None:
+        """Write the whole replay record durably; it expires `keep_seconds` after."""
+
+    async def replay_copies(
+        self, queue: Queue, replay_id: str, source_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """The copy message id recorded for each of the source message ids that has one."""
+
+    async def record_replay_copies(
+        self, queue: Queue, replay_id: str, copies: Mapping[str, str], keep_seconds: int
+    ) -> None:
+        """Record source message id -> copy message id, before the copies are stored."""

@@ -196,8 +196,13 @@ class RedisMessageCache:
         """Look up the claims' deduplication keys and number the new ones; an empty key
         numbers its message without deduplicating it."""
         args: list[str | int] = [now_ms, ADMISSION_LEASE_MS, FIFO_KEYS_TTL_MS]
-        for key, message_id in claims:
-            args += [dedup_field(queue_id, key) if key else "", message_id]  # "": number only
+        for claim in claims:
+            key, message_id, also = DeduplicationClaim(*claim)
+            args += [
+                dedup_field(queue_id, key) if key else "",  # "": number only
+                dedup_field(queue_id, also) if key and also else "",
+                message_id,
+            ]
         reply = await self._script(queue, "admit", args)
         outcomes = [
             Admission(AdmissionOutcome(str(outcome)), str(message_id), int(sequence))
@@ -212,7 +217,7 @@ class RedisMessageCache:
     ) -> None:
         """Release the admissions (deduplication key, message id) of a send that failed."""
         args: list[str | int] = []
-        for key, message_id in admitted:
+        for key, message_id, *_ in admitted:
             args += [dedup_field(queue_id, key), message_id]
         if args:
             await self._script(queue, "abandon", args)
@@ -304,7 +309,9 @@ class RedisMessageCache:
     ) -> list[DeleteOutcome]:
         if not handles:
             return []
-        args = [part for handle in handles for part in handle]
+        args: list[str | int] = [self._now_ms()]
+        for message_id, receipt_nonce in handles:
+            args += [message_id, receipt_nonce]
         reply = await self._script(queue, "delete", args)
         return [DeleteOutcome(outcome) for outcome in reply]
 

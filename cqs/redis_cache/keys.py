@@ -30,8 +30,10 @@ FIFO queues only (the keys exist only for them; every queue script still gets th
 
   fifo           HASH    id -> "<sequence number>:<message group id>" of every cached message;
                          receives read groups and order from it
-  group_locks    HASH    message group id -> how many of its messages are in flight; a group
-                         with any is locked: none of its messages is delivered
+  group_locks    HASH    message group id -> the sequence numbers of its messages in flight
+                         (",<n>,<n>", ascending); a receive serves the group's visible
+                         messages below the first only (an earlier cqs wrote a count here,
+                         holding the whole group: still counted down)
   dedup          HASH    "<queue id>/<deduplication key>" -> "<message id>:<sequence>:<0|1>"
                          (1 = stored durably; 0 = a send still storing it, for a short lease)
   dedup_expiry   ZSET    the same fields -> ms when the entry lapses (5 minutes after the send)

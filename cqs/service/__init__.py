@@ -14,6 +14,8 @@ each, the mechanisms it coordinates.
 - `cache_fill`: the cache state machine (fills, stale caches, Return-From-Cassandra) and
   the delivery log that keeps deliveries hidden through a Redis loss;
 - `dead_letters` and `move_tasks`: RedrivePolicy applied, message move tasks;
+- `consumed` and `replays`: copies of consumed messages kept and read back; a replay of
+  them, resumable from its durable cursor;
 - `pagination`: ListQueues / ListDeadLetterSourceQueues tokens;
 - `chores`: periodic upkeep, scheduled by `cqs.housekeeping`.
 

@@ -6,7 +6,8 @@ copy, with the delete time, beside the delete (CqsExtensions.ReplayMessages and 
 those copies); reading the copies of a time range in pages; and a replay, which sends the
 copies of a range to the queue again as new messages (new ids; same body, message
 attributes, AWSTraceHeader, and on FIFO queues the same group with the original message id
-as deduplication id, so a repeated replay within five minutes adds nothing).
+as deduplication id, so a repeated replay within five minutes adds nothing): what a replay
+sends is made here, and run, resumably, by `replays.py`.
 
 Each consumer keeps and replays its own: a consumer group is served as a queue, so its
 deletes keep copies under the group (by the group's own attribute), and its replay sends
@@ -21,25 +22,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cqs.errors import InvalidParameterValue, StorageError
-from cqs.extension_model import ConsumedMessage, ConsumedRange
+from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
 from cqs.model import Message, Queue, SendRequest
 from cqs.ports import ConsumedMessageStore, MessageStore
-from cqs.service.sending import Sender
 
 log = logging.getLogger(__name__)
 
 MAX_CONSUMED_PAGE = 100  # messages in one page of PeekConsumedMessages
-REPLAY_PAGE = 100  # copies read at once while replaying
-# Messages one ReplayMessages call sends at most; a NextToken continues the replay.
-MAX_REPLAY_PER_CALL = 10_000
-_SEND_BATCH = 10  # SendMessageBatch's limit, which the sender checks
 
 
 class NoConsumedStore:
     """A `ConsumedMessageStore` that keeps nothing (a service built without one)."""
+
+    def __init__(self) -> None:
+        self._replays: dict[tuple[str, str], Replay] = {}
 
     async def keep(
         self, queue: Queue, consumed: Sequence[ConsumedMessage], keep_seconds: int
@@ -51,19 +50,34 @@ class NoConsumedStore:
     ) -> tuple[list[ConsumedMessage], str | None]:
         return [], None
 
+    # A replay of nothing still has a record, so that its id answers as it should.
+    async def replay(self, queue: Queue, replay_id: str) -> Replay | None:
+        return self._replays.get((queue.queue_id, replay_id))
+
+    async def save_replay(self, queue: Queue, replay: Replay, keep_seconds: int) -> None:
+        self._replays[(queue.queue_id, replay.replay_id)] = replay
+
+    async def replay_copies(
+        self, queue: Queue, replay_id: str, source_ids: Sequence[str]
+    ) -> dict[str, str]:
+        return {}
+
+    async def record_replay_copies(
+        self, queue: Queue, replay_id: str, copies: Mapping[str, str], keep_seconds: int
+    ) -> None:
+        return None
+
 
 class ConsumedMessages:
     def __init__(
         self,
         store: MessageStore,
         consumed: ConsumedMessageStore,
-        sender: Sender,
         *,
         clock: Callable[[], float],
     ) -> None:
         self._store = store
         self._consumed = consumed
-        self._sender = sender
         self._clock = clock
 
     def _now_ms(self) -> int:
@@ -104,41 +118,14 @@ class ConsumedMessages:
                 f"Value {limit} for parameter MaxNumberOfMessages is invalid. Reason: Must be"
                 f" between 1 and {MAX_CONSUMED_PAGE}, if provided."
             )
-        _check_span(span)
+        check_span(span)
         try:
             return await self._consumed.read(queue, span, next_token, limit)
         except ValueError as exc:
             raise InvalidParameterValue("Invalid NextToken value.") from exc
 
-    async def replay(
-        self, queue: Queue, span: ConsumedRange, next_token: str | None
-    ) -> tuple[int, str | None]:
-        """Send the copies consumed within `span` (up to the present) to the queue again;
-        returns how many were sent and a token to go on with (None: the range is done)."""
-        _check_span(span)
-        span = ConsumedRange(span.start_ms, min(span.end_ms, self._now_ms()))
-        sent, position = 0, next_token
-        while sent < MAX_REPLAY_PER_CALL:
-            try:
-                page, position = await self._consumed.read(
-                    queue, span, position, min(REPLAY_PAGE, MAX_REPLAY_PER_CALL - sent)
-                )
-            except ValueError as exc:
-                raise InvalidParameterValue("Invalid NextToken value.") from exc
-            for start in range(0, len(page), _SEND_BATCH):
-                batch = page[start : start + _SEND_BATCH]
-                result = await self._sender.send_message_batch(queue, [
-                    (str(n), _replayed(queue, copy.message)) for n, copy in enumerate(batch)
-                ], to_groups=False)
-                if result.failed:  # the copy broke a rule of the queue as it is now
-                    raise result.failed[0].error
-                sent += len(result.successful)
-            if position is None:
-                return sent, None
-        return sent, position
 
-
-def _check_span(span: ConsumedRange) -> None:
+def check_span(span: ConsumedRange) -> None:
     if span.start_ms < 0 or span.end_ms <= span.start_ms:
         raise InvalidParameterValue(
             "Value for parameter EndTime is invalid. Reason: EndTime must be after StartTime,"
@@ -146,7 +133,7 @@ def _check_span(span: ConsumedRange) -> None:
         )
 
 
-def _replayed(queue: Queue, message: Message) -> SendRequest:
+def replayed_request(queue: Queue, message: Message) -> SendRequest:
     """A send of the consumed message again; no delay (it is due now)."""
     return SendRequest(
         body=message.body,

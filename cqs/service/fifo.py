@@ -35,12 +35,24 @@ from cqs.service.messages import format_sequence_number, send_result
 FIFO_ADMISSION_WAIT_SECONDS = 5.0
 
 
-def deduplication_key(queue: Queue, message: Message) -> str:
+def deduplication_key(queue: Queue, message: Message, *, per_group: bool | None = None) -> str:
     """Under DeduplicationScope=messageGroup the same id in two groups is two messages
     (a newline cannot occur in either id, so it separates them)."""
-    if queue.deduplication_per_group:
+    if queue.deduplication_per_group if per_group is None else per_group:
         return f"{message.group_id}\n{message.deduplication_id}"
     return message.deduplication_id or ""
+
+
+def deduplication_claim(queue: Queue, message: Message) -> DeduplicationClaim:
+    """The key of the queue's DeduplicationScope, and the other scope's key to look up too:
+    a message sent before the scope changed keeps deduplicating as it did (as AWS does)."""
+    if not message.deduplication_id:
+        return DeduplicationClaim("", message.message_id)
+    return DeduplicationClaim(
+        deduplication_key(queue, message),
+        message.message_id,
+        deduplication_key(queue, message, per_group=not queue.deduplication_per_group),
+    )
 
 
 class FifoSender:
@@ -70,18 +82,27 @@ class FifoSender:
         `deduplicate=False` for messages moved by a redrive or a move task."""
         if not messages:
             return []
-        keys = [deduplication_key(queue, m) if deduplicate else "" for m in messages]
-        claims = [DeduplicationClaim(k, m.message_id) for k, m in zip(keys, messages, strict=True)]
+        claims = [
+            deduplication_claim(queue, m) if deduplicate else DeduplicationClaim("", m.message_id)
+            for m in messages
+        ]
+        keys = [claim.key for claim in claims]
         outcomes = await self._admit(queue, claims)
         by_key_in_store: dict[str, Deduplication] = {}
         if not outcomes.cache_ready and deduplicate:
             # A cache that is being (re)filled may not know every key yet: ask the store.
             fresh = [
-                k for k, o in zip(keys, outcomes.outcomes, strict=True)
-                if o.outcome is AdmissionOutcome.NEW
+                c for c, o in zip(claims, outcomes.outcomes, strict=True)
+                if c.key and o.outcome is AdmissionOutcome.NEW
             ]
-            records = await self._store.deduplications(queue, fresh)
-            by_key_in_store = {r.key: r for r in records}
+            records = await self._store.deduplications(
+                queue, [k for c in fresh for k in (c.key, c.also) if k]
+            )
+            found = {r.key: r for r in records}
+            for claim in fresh:
+                record = found.get(claim.key) or found.get(claim.also)
+                if record is not None:
+                    by_key_in_store[claim.key] = record
             if by_key_in_store:
                 await self._abandon(queue, [c for c in claims if c.key in by_key_in_store])
                 await self._cache_fill.load_deduplications(queue, records)

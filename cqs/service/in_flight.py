@@ -4,7 +4,8 @@ Owns DeleteMessage and ChangeMessageVisibility (and their batches): reading the 
 handle, the cache's verdict (done, stale handle, not in flight, unknown; as in SQS a delete
 with a handle from before the latest receive succeeds and deletes nothing, a visibility change
 with one applies to the message, and one whose timeout already ran out still applies while no
-receive has handed the message out since), the store delete (deferred
+receive has handed the message out since; a FIFO delete with a handle whose timeout ran
+out is refused, as in SQS), the store delete (deferred
 through the cache while the store is away), and what this process's own deliveries allow
 while the cache is not ready. Also gives back or deletes the messages a move task holds.
 Imports model, errors, validation, ports and sibling mechanisms; never an adapter.
@@ -20,6 +21,7 @@ from cqs.errors import (
     CqsError,
     InvalidParameterValue,
     MessageNotInflight,
+    ReceiptHandleIsInvalid,
     StorageError,
     StorageUnavailable,
 )
@@ -74,6 +76,12 @@ class InFlightMessages:
             # As SQS: a handle from before the latest receive succeeds and deletes nothing;
             # the message stays with its current holder.
             return
+        if outcome is DeleteOutcome.EXPIRED_HANDLE:
+            # SQS's troubleshooting guide ("ReceiptHandle error") gives this code and text.
+            raise InvalidParameterValue(
+                f"Value {receipt_handle} for parameter ReceiptHandle is invalid. Reason: "
+                "The receipt handle has expired."
+            )
         self._deliveries.forget(queue.queue_id, handle.message_id)
         try:
             await self._delete_stored(queue, [handle.message_id])
@@ -138,12 +146,14 @@ class InFlightMessages:
         identity = queue.identity
         outcomes: list[object] = []
         handles: list[tuple[str, str]] = []
+        read: list[int] = []  # the index in `outcomes` of each readable handle
         for _, receipt_handle in entries:
             try:
                 handle = self._signer.read(receipt_handle, identity.key)
             except CqsError as refused:
                 outcomes.append(refused)
                 continue
+            read.append(len(outcomes))
             outcomes.append(None)
             handles.append((handle.message_id, handle.receipt_nonce))
         try:
@@ -151,11 +161,15 @@ class InFlightMessages:
         except StorageUnavailable:
             self._cache_fill.mark_stale(identity)
             cached = [DeleteOutcome.NOT_CACHED] * len(handles)
+        for index, outcome in zip(read, cached, strict=True):
+            if outcome is DeleteOutcome.EXPIRED_HANDLE:
+                # A FIFO batch entry as AWS answered one (sqsmover issue 54's log).
+                outcomes[index] = ReceiptHandleIsInvalid("The receipt handle has expired")
         # As SQS: a handle from before the latest receive succeeds and deletes nothing.
         to_delete = [
             (message_id, outcome)
             for (message_id, _), outcome in zip(handles, cached, strict=True)
-            if outcome is not DeleteOutcome.STALE_HANDLE
+            if outcome not in (DeleteOutcome.STALE_HANDLE, DeleteOutcome.EXPIRED_HANDLE)
         ]
         for message_id, _ in to_delete:
             self._deliveries.forget(queue.queue_id, message_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 from cqs import validation
 from cqs.errors import CqsError
@@ -91,6 +92,29 @@ class Sender:
         await self._store.put(queue, messages)
         self._telemetry.messages_sent(queue.name, len(messages))
         await self._cache_fill.add(queue, messages, self._now_ms())
+
+    # --- replays (issue 26): the store first, the cache only once the replay's cursor is
+    # past the copies, so a copy no consumer can have seen is all a failure leaves in doubt.
+    def build_replayed(self, queue: Queue, request: SendRequest, message_id: str) -> Message:
+        """The message a replay sends, under the copy id its ledger holds."""
+        message = build_message(queue, request, self._now_ms(), self._sender_id)
+        return replace(message, message_id=message_id)
+
+    async def store_replayed(self, queue: Queue, messages: Sequence[Message]) -> None:
+        """Standard queues: store the copies (no cache add: `cache_replayed` follows)."""
+        await self._store.put(queue, messages)
+        self._telemetry.messages_sent(queue.name, len(messages))
+
+    async def cache_replayed(self, queue: Queue, messages: Sequence[Message]) -> None:
+        await self._cache_fill.add(queue, messages, self._now_ms())
+
+    async def send_replayed_fifo(self, queue: Queue, messages: Sequence[Message]) -> None:
+        """FIFO queues: numbered, deduplicated (by the original message id), stored, cached."""
+        await self._fifo.send(queue, messages)
+
+    def refill(self, queue: Queue) -> None:
+        """Have the queue's cache reloaded from the store (copies stored but not cached)."""
+        self._cache_fill.mark_stale(queue.identity)
 
     # --- consumer groups (#19) ---------------------------------------------------------------
     # Set by the service: stores copies of a send's messages in the queue's consumer groups.

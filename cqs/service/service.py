@@ -59,6 +59,7 @@ from cqs.service.peeking import MessagePeeker
 from cqs.service.queue_directory import QueueDirectory
 from cqs.service.queues import Queues
 from cqs.service.receiving import Receiver
+from cqs.service.replays import ReplayProgress, Replays
 from cqs.service.sending import Sender
 from cqs.service.timer_promotion import TimerPromoter
 from cqs.service.timers import TIMER_QUEUE_ATTRIBUTES, TimerMessages, wants_timer
@@ -139,9 +140,9 @@ class QueueService:
             telemetry=telemetry, clock=clock,
         )
         # Peek and replay (issue 19): the store delete of DeleteMessage may keep a copy.
-        self._consumed = ConsumedMessages(
-            store, consumed or NoConsumedStore(), self._sender, clock=clock
-        )
+        consumed = consumed or NoConsumedStore()
+        self._consumed = ConsumedMessages(store, consumed, clock=clock)
+        self._replays = Replays(store, consumed, self._sender, clock=clock)
         self._peeker = MessagePeeker(cache, store, self._cache_fill.deliveries, clock=clock)
         self._in_flight = InFlightMessages(
             cache, store, self._cache_fill, signer, telemetry=telemetry, clock=clock,
@@ -332,10 +333,15 @@ class QueueService:
         )
 
     async def replay_messages(
-        self, identity: QueueIdentity, span: ConsumedRange, next_token: str | None
-    ) -> tuple[int, str | None]:
-        """Send the messages consumed within `span` to the queue again, as new messages."""
-        return await self._consumed.replay(await self._directory.get(identity), span, next_token)
+        self, identity: QueueIdentity, span: ConsumedRange, replay_id: str | None,
+        next_token: str | None, limit: int | None = None,
+    ) -> ReplayProgress:
+        """Send the messages consumed within `span` to the queue again, as new messages:
+        the replay `replay_id` (or NextToken's), started or resumed at its cursor; at most
+        `limit` by this call."""
+        return await self._replays.replay(
+            await self._directory.get(identity), span, replay_id, next_token, limit
+        )
 
     # --- consumer groups (#19): extension actions ------------------------------------------
     async def create_consumer_group(

@@ -84,6 +84,7 @@ def test_the_start_up_line_names_the_file_and_prints_no_password(
 def test_a_session_ends_after_admin_session_seconds_even_while_it_is_used(
     file_users: FileUsersServer,
 ) -> None:
+    """Wall clock: the console's session lifetime runs on real time (no test clock)."""
     http = HttpSession(file_users.url, source="127.0.0.11")
     logged_in_at = time.monotonic()
     assert http.log_in(file_users.passwords["ops"], user="ops").status == 303

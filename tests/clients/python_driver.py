@@ -171,6 +171,8 @@ class Scenario:
                 "received_after": len(after)}
 
     def long_poll(self) -> dict[str, Any]:
+        """Wall clock: a send during a real WaitTimeSeconds, as every SDK's driver does it."""
+
         def send_later() -> None:
             time.sleep(self.plan["long_poll_send_after"])
             self.call("SendMessage", QueueUrl=self.standard, MessageBody="during the wait")
@@ -187,6 +189,7 @@ class Scenario:
         return {"elapsed": elapsed, "bodies": [m["Body"] for m in messages]}
 
     def change_visibility(self) -> dict[str, Any]:
+        """Wall clock: the client servers run on real time; 2 s outlast a 1 s visibility."""
         # A queue of its own, so what earlier steps left behind cannot be received here.
         url = self.call("CreateQueue", QueueName=self.plan["visibility_queue"])["QueueUrl"]
         self.call("SendMessage", QueueUrl=url, MessageBody="comes back")

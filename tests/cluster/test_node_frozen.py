@@ -72,6 +72,7 @@ def slow_or_refused(calls: list[CallRecord], since: float, until: float) -> int:
 async def test_a_frozen_node_is_dropped_and_taken_back_calls_stay_bounded_nothing_is_lost(
     cluster: EmbeddedCassandraCluster, start_cluster_api: StartClusterApi
 ) -> None:
+    """Wall clock: the driver's heartbeat bounds are measured; a repeat gets 2 s to show."""
     reconnect_args = ("--cassandra-reconnect-max-seconds", str(RECONNECT_MAX))
     servers = [start_cluster_api(*reconnect_args), start_cluster_api(*reconnect_args)]
     victim = cluster.addresses[VICTIM]

@@ -68,6 +68,7 @@ async def only_node_answering(
 async def test_a_killed_node_loses_nothing_and_catches_up_after_its_restart(
     cluster: EmbeddedCassandraCluster, start_cluster_api: StartClusterApi, cluster_keyspace: str
 ) -> None:
+    """Wall clock: after draining, 2 s more would show a repeat; nothing signals its absence."""
     servers = [start_cluster_api(), start_cluster_api()]
     run = "kill-" + uuid.uuid4().hex[:8]
     async with client_session() as session:

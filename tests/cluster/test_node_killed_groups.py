@@ -132,6 +132,7 @@ async def drained(ledger: DeliveryLedger, seconds: float) -> bool:
 async def test_every_group_gets_every_acknowledged_send_while_a_node_is_killed(
     cluster: EmbeddedCassandraCluster, start_cluster_api: StartClusterApi
 ) -> None:
+    """Wall clock: after draining, 2 s more would show a repeat; nothing signals its absence."""
     servers = [start_cluster_api(), start_cluster_api()]
     run = "groups-" + uuid.uuid4().hex[:8]
     async with client_session() as session:

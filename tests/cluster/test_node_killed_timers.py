@@ -189,6 +189,7 @@ async def wait_for(
 async def test_timer_messages_survive_a_node_killed_during_and_before_their_promotion(
     cluster: EmbeddedCassandraCluster, start_cluster_api: StartClusterApi
 ) -> None:
+    """Wall clock: after draining, 2 s more would show a repeat; nothing signals its absence."""
     servers = [start_cluster_api(test_clock=True), start_cluster_api(test_clock=True)]
     clock = SharedClock(servers)
     ledger = DeliveryLedger()

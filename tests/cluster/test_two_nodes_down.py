@@ -31,6 +31,7 @@ REFUSALS_WANTED = 20
 async def test_without_quorum_sends_are_refused_with_503_and_nothing_acknowledged_is_lost(
     cluster: EmbeddedCassandraCluster, start_cluster_api: StartClusterApi
 ) -> None:
+    """Wall clock: after draining, 2 s more would show a repeat; nothing signals its absence."""
     servers = [start_cluster_api(), start_cluster_api()]
     run = "quorum-" + uuid.uuid4().hex[:8]
     async with client_session() as session:

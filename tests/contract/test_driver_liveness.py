@@ -118,6 +118,7 @@ async def test_a_healthy_session_submits_statements_on_the_event_loop_not_throug
 async def test_request_timers_queued_without_a_wake_up_still_fire_on_time(
     cassandra_settings: CassandraTestSettings,
 ) -> None:
+    """Wall clock: the driver's timers firing on time is what is measured."""
     # cqs's connection class queues a timer without waking the driver's event thread when
     # an earlier timer will wake it anyway: the later timers must still fire, on time.
     session = await connect(cassandra_connection(load_settings(environ=environment(

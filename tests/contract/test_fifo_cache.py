@@ -11,9 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from cqs.model import Deduplication, Message, QueueIdentity
+from cqs.embedded.redis_server import EmbeddedRedis
+from cqs.model import Deduplication, DeduplicationClaim, Message, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
-from tests.contract.test_message_cache import now_ms
+from cqs.redis_cache.keys import QueueKeys
+from tests.contract.test_message_cache import now_ms, raw_client
 
 QUEUE_ID = "incarnation-1"
 
@@ -252,3 +254,80 @@ async def test_the_first_message_of_a_group_comes_first_even_behind_a_thousand_o
     outcome = await message_cache.receive_fifo(queue, 2, 30_000, at, 10**9, ["a", "b"], 0, None)
     assert outcome is not None
     assert [d.message.body for d in outcome.deliveries] == ["m0", "m1"]
+
+
+async def test_a_message_back_from_flight_is_served_while_a_later_one_of_its_group_is_held(
+    message_cache: RedisMessageCache,
+) -> None:
+    """The group is served up to its first message in flight (AWS's FIFO delivery logic)."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    sent = await send(message_cache, queue, [("m1", "g"), ("m2", "g"), ("m3", "g")], at)
+    held = await message_cache.receive_fifo(queue, 2, 30_000, at, 10**9, ["n1", "n2"], 0, None)
+    assert held is not None and [d.message.body for d in held.deliveries] == ["m1", "m2"]
+    changed = await message_cache.change_visibility(queue, sent[0].message_id, "n1", at)
+    assert changed.value == "changed"
+    assert await receive(message_cache, queue, at) == ["m1"]  # m3 waits behind m2
+    assert await receive(message_cache, queue, at + 31_000) == ["m1", "m2", "m3"]
+
+
+async def test_a_group_count_left_by_an_earlier_cqs_holds_the_group_until_counted_down(
+    message_cache: RedisMessageCache, redis_server: EmbeddedRedis
+) -> None:
+    """An earlier cqs counted a group's messages in flight; a rolling upgrade finds the count."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    sent = await send(message_cache, queue, [("m1", "g"), ("m2", "g")], at)
+    held = await message_cache.receive_fifo(queue, 1, 30_000, at, 10**9, ["n1"], 0, None)
+    assert held is not None and [d.message.body for d in held.deliveries] == ["m1"]
+    async with raw_client(redis_server.url) as raw:
+        await raw.hset(QueueKeys(queue).group_locks, "g", "1")  # as the earlier cqs left it
+    assert await receive(message_cache, queue, at) == []
+    assert (await message_cache.delete(queue, sent[0].message_id, "n1")).value == "deleted"
+    assert await receive(message_cache, queue, at) == ["m2"]
+
+
+async def test_a_key_only_looked_up_finds_an_earlier_message_but_is_not_claimed(
+    message_cache: RedisMessageCache,
+) -> None:
+    """`also` is the other DeduplicationScope's key: sends before a scope change still count."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    first = await message_cache.admit(queue, QUEUE_ID, [DeduplicationClaim("d", "id-1")], at)
+    stored = replace(
+        fifo_message("one", "g", first.outcomes[0].sequence_number, at), message_id="id-1"
+    )
+    await message_cache.add(queue, [stored], at, QUEUE_ID, {"id-1": "d"})
+    found = await message_cache.admit(
+        queue, QUEUE_ID, [DeduplicationClaim("g\nd", "id-2", "d")], at
+    )
+    assert (found.outcomes[0].outcome, found.outcomes[0].message_id) == ("duplicate", "id-1")
+    elsewhere = await message_cache.admit(
+        queue, QUEUE_ID, [DeduplicationClaim("h\nd", "id-3", "e")], at
+    )
+    assert elsewhere.outcomes[0].outcome == "new"
+    # the looked-up key was not claimed by id-3: "d" still names id-1
+    again = await message_cache.admit(queue, QUEUE_ID, [DeduplicationClaim("d", "id-4")], at)
+    assert (again.outcomes[0].outcome, again.outcomes[0].message_id) == ("duplicate", "id-1")
+
+
+async def test_a_fifo_delete_after_the_timeout_is_refused_unless_a_fill_reloaded_the_message(
+    message_cache: RedisMessageCache,
+) -> None:
+    """SQS refuses an expired FIFO handle; a handle from before a cache loss is let through
+    (the refill cannot tell whether it had expired), rather than deliver the message again."""
+    queue = await ready_fifo_queue(message_cache)
+    at = now_ms()
+    [sent] = await send(message_cache, queue, [("m1", "g")], at)
+    held = await message_cache.receive_fifo(queue, 1, 30_000, at, 10**9, ["n1"], 0, None)
+    assert held is not None and len(held.deliveries) == 1
+    await message_cache.change_visibility(queue, sent.message_id, "n1", at)  # visible again
+    assert (await message_cache.delete(queue, sent.message_id, "n1")).value == "expired_handle"
+
+    reloaded = new_fifo_queue()
+    message = fifo_message("r1", "g", 100, at)
+    assert await message_cache.begin_fill(reloaded, "filler", 10_000)
+    assert await message_cache.load(reloaded, "filler", [message], at, {})
+    assert await message_cache.finish_fill(reloaded, "filler")
+    outcome = await message_cache.delete(reloaded, message.message_id, "from-before-the-loss")
+    assert outcome.value == "deleted"

@@ -187,6 +187,7 @@ async def test_a_ready_queue_cannot_be_filled_again(message_cache: RedisMessageC
 async def test_an_expired_lease_lets_another_owner_fill_and_the_first_one_lose(
     message_cache: RedisMessageCache,
 ) -> None:
+    """Wall clock: the lease is a TTL inside Redis, which the test clock cannot move."""
     queue = new_queue()
     assert await message_cache.begin_fill(queue, "slow", 50)
     await asyncio.sleep(0.2)
@@ -261,6 +262,7 @@ async def test_load_respects_the_delay_of_stored_messages(message_cache: RedisMe
 async def test_load_by_an_owner_whose_lease_was_taken_over_is_refused_and_adds_nothing(
     message_cache: RedisMessageCache,
 ) -> None:
+    """Wall clock: the lease is a TTL inside Redis, which the test clock cannot move."""
     queue = new_queue()
     now = now_ms()
     assert await message_cache.begin_fill(queue, "slow", 50)
@@ -1005,6 +1007,7 @@ async def test_a_delayed_send_wakes_nobody(
 async def test_a_listen_lapses_after_its_ttl(
     lone_cache: RedisMessageCache, lone_raw_redis: Redis
 ) -> None:
+    """Wall clock: the listen is a TTL inside Redis, which the test clock cannot move."""
     lapsed, listened = await ready_queue(lone_cache), await ready_queue(lone_cache)
     await lone_cache.listen(lapsed, 50)
     await asyncio.sleep(0.2)
@@ -1083,6 +1086,7 @@ async def test_arrivals_are_heard_from_every_server(tmp_path: Path) -> None:
 async def test_arrivals_ride_out_a_server_restart_and_warn_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Wall clock: the outage must last long enough for several resubscribe attempts to fail."""
     server = EmbeddedRedis(tmp_path / "restarted")
     server.start()
     cache = RedisMessageCache([server.url], down_seconds=0.0)

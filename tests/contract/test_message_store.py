@@ -190,6 +190,7 @@ async def test_message_of_one_queue_is_not_visible_through_another(
 async def test_message_expires_after_the_queue_retention_period(
     message_store: CassandraMessageStore,
 ) -> None:
+    """Wall clock: retention is a Cassandra TTL, which the test clock cannot move."""
     queue = new_queue(retention_seconds=2)
     message = new_message()
     await message_store.put(queue, [message])
@@ -324,9 +325,13 @@ async def test_purge_forgets_the_fifo_deduplication_records(
     message = new_message()
     await message_store.put(queue, [message])
     await message_store.record_deduplications(
-        queue, [Deduplication("d", message.message_id, 1, now_ms() + 300_000)]
+        queue, [Deduplication("d", message.message_id, 1, now_ms() + 300_000),
+                Deduplication("g\nd", message.message_id, 1, now_ms() + 300_000)]
     )
-    assert [r.key for r in await message_store.deduplications(queue)] == ["d"]
+    assert sorted(r.key for r in await message_store.deduplications(queue)) == ["d", "g\nd"]
+    # several keys at once (a batch, or both DeduplicationScope keys of one send)
+    found = await message_store.deduplications(queue, ["d", "g\nd", "unknown"])
+    assert sorted(r.key for r in found) == ["d", "g\nd"]
 
     await message_store.purge(queue)
 

@@ -14,6 +14,7 @@ import os
 import signal
 
 import pytest
+from redis.asyncio import Redis
 
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.errors import StorageBusy, StorageUnavailable
@@ -53,6 +54,20 @@ async def test_a_thousand_concurrent_calls_on_a_pool_of_four_all_succeed(
         await cache.close()
 
 
+async def blpop_running(url: str) -> None:
+    """Wait (at most 1 s) until the server runs a BLPOP for some client."""
+    raw = Redis.from_url(url)
+    try:
+        for _ in range(100):
+            clients = await raw.client_list()
+            if any(client.get("cmd") == "blpop" for client in clients):
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the BLPOP never reached the server")
+    finally:
+        await raw.aclose()
+
+
 async def test_a_call_that_waits_past_the_pool_wait_is_busy_and_the_server_stays_up(
     redis_server: EmbeddedRedis,
 ) -> None:
@@ -64,7 +79,7 @@ async def test_a_call_that_waits_past_the_pool_wait_is_busy_and_the_server_stays
         holder = asyncio.ensure_future(
             server.call("blpop", server.client.blpop, ["cqs-test-never-pushed"], 1)
         )
-        await asyncio.sleep(0.05)  # the BLPOP holds the only slot for a second
+        await blpop_running(redis_server.url)  # it holds the only slot for a second
         with pytest.raises(StorageBusy):
             await server.call("ping", server.client.ping)
         assert not server.breaker.is_down

@@ -128,6 +128,7 @@ async def test_a_failing_script_among_many_fails_only_its_own_caller(server: Red
 async def test_scripts_flushed_mid_stream_are_loaded_again_and_every_call_succeeds(
     server: RedisServer, raw: Redis
 ) -> None:
+    """Wall clock: random pauses spread the flushes among the calls (shape, not a wait)."""
     echo = server.client.register_script(ECHO)
     may_fail = server.client.register_script(MAY_FAIL)
     whole_before = await scripts_sent_whole(raw)
@@ -241,6 +242,7 @@ async def test_a_flush_is_bounded_and_the_rest_follow_in_the_next_ones(server: R
 async def test_a_redis_restarted_while_no_call_ran_answers_the_next_call_at_once(
     lone_redis: EmbeddedRedis, tmp_path: Path
 ) -> None:
+    """Wall clock: the client sees the close only while idle; nothing signals that it has."""
     server = RedisServer(lone_redis.url, ServerLimits(down_seconds=60.0))
     restarted: EmbeddedRedis | None = None
     try:
@@ -263,7 +265,8 @@ async def test_a_frozen_redis_fails_every_queued_call_after_one_socket_timeout(
     lone_redis: EmbeddedRedis,
 ) -> None:
     """Five flushes' worth of calls to a server that stopped answering all fail together when
-    the first flush times out, instead of one socket timeout per flush."""
+    the first flush times out, instead of one socket timeout per flush.
+    Wall clock: the socket timeout is what is measured."""
     limits = ServerLimits(socket_timeout=1.0, down_seconds=0.0, max_connections=5 * 64)
     server = RedisServer(lone_redis.url, limits)
     try:

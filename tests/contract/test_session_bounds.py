@@ -103,6 +103,7 @@ async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
 async def test_a_lone_statement_to_a_frozen_node_fails_at_the_drivers_own_timeout(
     own_cassandra: EmbeddedNode, session: CassandraSession
 ) -> None:
+    """Wall clock: the driver's request timeout is what is measured."""
     # With no other timer queued, the request's timer (cqs/cassandra_store/reactor.py
     # queues some without a wake-up) still fires at the Cassandra timeout, well before the
     # session's own bound of the timeout + 1 s.

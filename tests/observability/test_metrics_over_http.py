@@ -74,6 +74,7 @@ def delta(after: Scrape, before: Scrape, name: str, **labels: str) -> float:
 
 
 def test_scraped_metrics_equal_the_counts_of_a_scripted_workload(server: CqsProcess) -> None:
+    """Wall clock: per-queue figures are cached 2 s on the server's monotonic clock."""
     sqs = sqs_client(server.url)
     dead_letters_name, source_name, delayed_name = unique("dlq"), unique("src"), unique("old")
     sqs.create_queue(QueueName=dead_letters_name)
@@ -196,6 +197,7 @@ def test_queue_statistics_json_shows_figures_and_totals_per_queue(server: CqsPro
 def test_readiness_flips_to_503_while_redis_is_down_and_back_when_it_returns(
     server: CqsProcess, own_redis: RestartableRedis
 ) -> None:
+    """Wall clock: seconds served from the store are real time, and that is counted."""
     sqs = sqs_client(server.url)
     name = unique("outage")
     url = sqs.create_queue(QueueName=name)["QueueUrl"]

@@ -165,6 +165,7 @@ def run_through_cassandra_outage(
 def test_a_paused_cassandra_refuses_sends_but_cached_messages_flow_and_nothing_is_lost(
     cassandra: FaultyCassandra, fault_redis: FaultyRedis, start_api: StartApi
 ) -> None:
+    """Wall clock: Cassandra is paused for PAUSE_SECONDS under load: the fault's shape."""
     def end_outage() -> float:
         time.sleep(PAUSE_SECONDS)
         back = time.monotonic()
@@ -178,6 +179,7 @@ def test_a_paused_cassandra_refuses_sends_but_cached_messages_flow_and_nothing_i
 def test_a_killed_and_restarted_cassandra_loses_nothing_acknowledged(
     cassandra: FaultyCassandra, fault_redis: FaultyRedis, start_api: StartApi
 ) -> None:
+    """Wall clock: Cassandra stays down KILLED_SECONDS under load: the fault's shape."""
     def end_outage() -> float:
         time.sleep(KILLED_SECONDS)
         back = time.monotonic()

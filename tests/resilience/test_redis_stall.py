@@ -42,7 +42,8 @@ def test_sends_through_one_process_during_a_redis_stall_all_reach_a_receiver_on_
     """The stall is timed on the wall clock because SIGSTOP is: it must last longer than
     the Redis socket timeout (1 s), so that the sender's process sees its cache adds fail
     and answers from Cassandra alone, and it must fall inside the sends (started 1 s into
-    them, which take well over 5 s at this pace)."""
+    them, which take well over 5 s at this pace).
+    Wall clock: a stall of STALL_SECONDS under steady load is the fault injected."""
     receiver, sender = start_api(), start_api()
     queue = f"stall-{uuid.uuid4().hex[:10]}"
     sqs_b = sqs_client(sender.url)

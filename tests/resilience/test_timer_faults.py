@@ -162,6 +162,7 @@ def timer_run(cassandra: FaultyCassandra, fault_redis: FaultyRedis, tmp_path: Pa
 def test_timer_messages_survive_a_redis_crash_after_part_of_them_was_promoted(
     timer_run: TimerRun, fault_redis: FaultyRedis
 ) -> None:
+    """Wall clock: Redis stays down 1 s, so the promoter meets the outage."""
     server = timer_run.start()
     sqs = sqs_client(server.url)
     url = sqs.create_queue(QueueName=f"timer-redis-{uuid.uuid4().hex[:8]}")["QueueUrl"]

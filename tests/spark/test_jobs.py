@@ -116,6 +116,7 @@ def test_dlq_report_counts_and_samples_by_error_attribute_and_leaves_the_queue_i
     spark_session: SparkSession, sqs: Any, cqs_endpoint: str,
     make_queue: Callable[..., tuple[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Wall clock: 2 ms between sends give distinct SentTimestamps (the shared server's clock)."""
     name, url = make_queue()
     bodies: dict[str, list[str]] = {"timeout": [], "bad-json": [], "(none)": []}
     for i, error in enumerate(["timeout"] * 5 + ["bad-json"] * 3 + [None] * 2):

@@ -157,6 +157,7 @@ async def _response(reader: asyncio.StreamReader) -> bytes:
 async def test_headers_trickled_a_byte_at_a_time_are_cut_off_at_the_header_timeout(
     port: int,
 ) -> None:
+    """Wall clock: the header read timeout is what is measured."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     trickle = asyncio.create_task(_trickle(writer, GET * 10, every=0.05))
 
@@ -169,6 +170,7 @@ async def test_headers_trickled_a_byte_at_a_time_are_cut_off_at_the_header_timeo
 async def test_a_connection_that_sends_nothing_is_closed_at_the_header_timeout(
     port: int,
 ) -> None:
+    """Wall clock: the header read timeout is what is measured."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
 
     elapsed = await _closed_after(reader, asyncio.create_task(asyncio.sleep(0)))
@@ -178,6 +180,7 @@ async def test_a_connection_that_sends_nothing_is_closed_at_the_header_timeout(
 
 
 async def test_a_body_trickled_too_slowly_is_cut_off_at_the_body_timeout(port: int) -> None:
+    """Wall clock: the body read timeout is what is measured."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n")
     trickle = asyncio.create_task(_trickle(writer, b"x" * 100, every=0.05))
@@ -191,6 +194,7 @@ async def test_a_body_trickled_too_slowly_is_cut_off_at_the_body_timeout(port: i
 async def test_keep_alive_requests_with_idle_pauses_longer_than_the_timeouts_are_served(
     port: int,
 ) -> None:
+    """Wall clock: idles longer than both read timeouts must not close the connection."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     for _ in range(3):
         writer.write(POST_HEAD + b"hello")
@@ -200,6 +204,7 @@ async def test_keep_alive_requests_with_idle_pauses_longer_than_the_timeouts_are
 
 
 async def test_a_handler_slower_than_the_timeouts_still_answers(port: int) -> None:
+    """Wall clock: a handler outlasting both read timeouts must not be cut off."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /?sleep=1.2 HTTP/1.1\r\nHost: h\r\n\r\n")
 
@@ -226,6 +231,7 @@ async def test_pipelined_and_chunked_requests_on_one_connection_are_all_served(
 
 
 async def test_a_timeout_of_zero_leaves_that_part_of_the_request_untimed() -> None:
+    """Wall clock: an idle longer than a header timeout would be must not close it."""
     app = web.Application()
     app.router.add_route("*", "/", _answer)
     runner = web.AppRunner(app, access_log=None)

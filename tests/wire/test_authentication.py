@@ -259,6 +259,7 @@ def fetch(url: str) -> QueryReply:
 def test_a_presigned_get_works_while_fresh_and_is_refused_once_expired(
     verify_server: CqsProcess, boto3_sessions: dict[str, boto3.session.Session]
 ) -> None:
+    """Wall clock: presigned URLs are signed with, and expire by, real time."""
     sqs = client(boto3_sessions, "query", verify_server.url, ORDERS)
     url = sqs.create_queue(QueueName=unique_name("presigned-"))["QueueUrl"]
     send = sqs.generate_presigned_url(

@@ -165,7 +165,7 @@ def test_messages_of_a_group_arrive_in_the_order_they_were_sent(
     assert first["SequenceNumber"] == sent[0].sequence_number
 
 
-def test_no_message_of_a_group_is_delivered_while_another_of_it_is_in_flight(
+def test_no_later_message_of_a_group_is_delivered_while_an_earlier_one_is_in_flight(
     speaker: Speaker, fifo_queue: Callable[..., str]
 ) -> None:
     url = fifo_queue(ContentBasedDeduplication="true")

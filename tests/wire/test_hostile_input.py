@@ -320,6 +320,7 @@ def unhandled_in_log(server: Any) -> int:
 def test_a_json_body_marked_gzip_that_is_not_gzip_is_a_serialization_exception(
     cqs_endpoint: str, cqs_server: Any
 ) -> None:
+    """Wall clock: a traceback would be logged after the answer; nothing signals its absence."""
     logged = unhandled_in_log(cqs_server)
 
     reply = post_json(cqs_endpoint, "ListQueues", b"{}", {"Content-Encoding": "gzip"})
@@ -335,6 +336,7 @@ def test_a_json_body_marked_gzip_that_is_not_gzip_is_a_serialization_exception(
 def test_a_form_marked_gzip_that_is_not_gzip_is_malformed_query_string(
     cqs_endpoint: str, cqs_server: Any
 ) -> None:
+    """Wall clock: a traceback would be logged after the answer; nothing signals its absence."""
     logged = unhandled_in_log(cqs_server)
 
     reply = post_form(cqs_endpoint, "Action=ListQueues", {"Content-Encoding": "gzip"})
@@ -700,6 +702,7 @@ def test_headers_trickled_a_byte_a_second_are_cut_off_at_the_header_timeout(
 def test_a_body_trickled_too_slowly_is_cut_off_at_the_body_timeout(
     raw_socket: socket.socket, impatient_server: Any
 ) -> None:
+    """Wall clock: the body read timeout is measured; the log then gets time to show an error."""
     body = json.dumps({"QueueNamePrefix": "x" * 100}).encode()
     request = request_bytes("ListQueues", body)
     raw_socket.sendall(request[: -len(body)])  # all headers at once
@@ -714,6 +717,7 @@ def test_a_body_trickled_too_slowly_is_cut_off_at_the_body_timeout(
 def test_keep_alive_requests_with_idle_pauses_are_served_on_one_connection(
     raw_socket: socket.socket,
 ) -> None:
+    """Wall clock: idles longer than the header read timeout must not close the connection."""
     for _ in range(3):
         raw_socket.sendall(request_bytes("ListQueues", b"{}"))
         status, _ = read_response(raw_socket)
@@ -801,7 +805,8 @@ def test_malformed_http_is_a_400_and_one_log_line_without_a_traceback(
     cqs_server: Any, request_bytes: bytes
 ) -> None:
     """aiohttp's parser answers these itself (a plain 400, then it closes); it used to log
-    each at ERROR with a traceback, so any client could fill the log."""
+    each at ERROR with a traceback, so any client could fill the log.
+    Wall clock: a traceback would be logged after the answer; nothing signals its absence."""
     before = cqs_server.log_path.stat().st_size
     host, port = urlsplit(cqs_server.url).netloc.split(":")
     with socket.create_connection((host, int(port)), timeout=10) as connection:
@@ -825,7 +830,8 @@ def test_a_body_over_the_limit_that_is_not_its_content_encoding_logs_no_tracebac
     """Found by the long fuzz run: after the 413, aiohttp reads on in the body (so that a
     client can finish sending and read its answer), decoding it; a body that is not the
     gzip or deflate it claims failed there, logged at ERROR with a traceback. aiohttp then
-    closes the connection, so this client may see its send cut off instead of the 413."""
+    closes the connection, so this client may see its send cut off instead of the 413.
+    Wall clock: a traceback would be logged after the answer; nothing signals its absence."""
     before = cqs_server.log_path.stat().st_size
     body = b'{"QueueNamePrefix": "' + b"x" * (5 * 1024 * 1024) + b'"}'
     host, port = urlsplit(cqs_server.url).netloc.split(":")

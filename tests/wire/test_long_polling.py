@@ -8,17 +8,34 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.request
 from typing import Any
 
-from .conftest import Boto3Speaker, QuerySpeaker, Speaker
+from .conftest import Boto3Speaker, QuerySpeaker, Speaker, wait_for
 
 # How much earlier than its wait an empty long poll may return (clock granularity).
 EARLY_SLACK = 0.3
 
 
-def send_later(speaker: Speaker, url: str, body: str, after: float) -> threading.Thread:
+def long_polls_waiting(endpoint: str) -> float:
+    """The server's `cqs_api_long_polls_waiting` gauge."""
+    with urllib.request.urlopen(endpoint + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        float(line.split()[-1]) for line in text.splitlines()
+        if line.startswith("cqs_api_long_polls_waiting")
+    )
+
+
+def send_later(
+    speaker: Speaker, url: str, body: str, endpoint: str, polls: int = 1
+) -> threading.Thread:
+    """Send once `polls` more long polls than now wait on the server: the message arrives
+    during the wait (an event, not a guess at how long a poll takes to start)."""
+    before = long_polls_waiting(endpoint)
+
     def send() -> None:
-        time.sleep(after)
+        wait_for(lambda: long_polls_waiting(endpoint) >= before + polls, 10)
         speaker.send(url, body)
 
     thread = threading.Thread(target=send, daemon=True)
@@ -27,22 +44,24 @@ def send_later(speaker: Speaker, url: str, body: str, after: float) -> threading
 
 
 def test_waiting_receive_returns_when_a_message_arrives(
-    speaker: Speaker, make_queue: Any, sqs: Any
+    speaker: Speaker, make_queue: Any, sqs: Any, cqs_endpoint: str
 ) -> None:
+    """Wall clock: returning well before WaitTimeSeconds ends is what is checked."""
     url = make_queue()
     # The sender uses its own connection: the waiting receive holds the speaker's.
-    sender = send_later(Boto3Speaker(sqs), url, "worth the wait", after=1.0)
+    sender = send_later(Boto3Speaker(sqs), url, "worth the wait", cqs_endpoint)
     started = time.monotonic()
     received = speaker.receive(url, wait_seconds=5)
     elapsed = time.monotonic() - started
     sender.join()
     assert [m.body for m in received] == ["worth the wait"]
-    assert elapsed < 4.5, f"the receive waited {elapsed:.1f} s although a message came after 1 s"
+    assert elapsed < 4.5, f"the receive waited {elapsed:.1f} s although a message came during it"
 
 
 def test_waiting_receive_on_empty_queue_returns_nothing_after_the_wait(
     speaker: Speaker, make_queue: Any
 ) -> None:
+    """Wall clock: a long poll's WaitTimeSeconds is what is measured."""
     url = make_queue()
     started = time.monotonic()
     received = speaker.receive(url, wait_seconds=2)
@@ -54,6 +73,7 @@ def test_waiting_receive_on_empty_queue_returns_nothing_after_the_wait(
 def test_waiting_receive_returns_at_once_when_messages_are_there(
     speaker: Speaker, make_queue: Any
 ) -> None:
+    """Wall clock: returning well before WaitTimeSeconds ends is what is checked."""
     url = make_queue()
     speaker.send(url, "already here")
     started = time.monotonic()
@@ -63,6 +83,7 @@ def test_waiting_receive_returns_at_once_when_messages_are_there(
 
 
 def test_queue_wait_time_applies_when_receive_gives_none(speaker: Speaker, make_queue: Any) -> None:
+    """Wall clock: the queue's ReceiveMessageWaitTimeSeconds is what is measured."""
     url = make_queue(ReceiveMessageWaitTimeSeconds=2)
     started = time.monotonic()
     received = speaker.receive(url)
@@ -72,16 +93,17 @@ def test_queue_wait_time_applies_when_receive_gives_none(speaker: Speaker, make_
 
 
 def test_queue_wait_time_lets_a_plain_receive_catch_a_new_message(
-    speaker: Speaker, make_queue: Any, sqs: Any
+    speaker: Speaker, make_queue: Any, sqs: Any, cqs_endpoint: str
 ) -> None:
     url = make_queue(ReceiveMessageWaitTimeSeconds=5)
-    sender = send_later(Boto3Speaker(sqs), url, "caught", after=1.0)
+    sender = send_later(Boto3Speaker(sqs), url, "caught", cqs_endpoint)
     received = speaker.receive(url)
     sender.join()
     assert [m.body for m in received] == ["caught"]
 
 
 def test_receive_wait_of_zero_overrides_queue_wait_time(speaker: Speaker, make_queue: Any) -> None:
+    """Wall clock: a short poll must not wait the queue's 5 s."""
     url = make_queue(ReceiveMessageWaitTimeSeconds=5)
     started = time.monotonic()
     received = speaker.receive(url, wait_seconds=0)
@@ -93,6 +115,7 @@ def test_receive_wait_of_zero_overrides_queue_wait_time(speaker: Speaker, make_q
 def test_waiting_receive_gets_a_delayed_message_when_it_becomes_due(
     speaker: Speaker, make_queue: Any
 ) -> None:
+    """Wall clock: a 1 s delay ends during a real long poll (the shared server's clock)."""
     url = make_queue()
     speaker.send(url, "due soon", delay_seconds=1)
     received = speaker.receive(url, wait_seconds=8)
@@ -102,6 +125,7 @@ def test_waiting_receive_gets_a_delayed_message_when_it_becomes_due(
 def test_waiting_receive_gets_a_message_whose_visibility_timeout_ends(
     speaker: Speaker, make_queue: Any
 ) -> None:
+    """Wall clock: a 1 s visibility timeout ends during a real long poll."""
     url = make_queue()
     speaker.send(url, "comes back")
     [first] = speaker.receive(url, wait_seconds=2, visibility_timeout=1)
@@ -112,6 +136,7 @@ def test_waiting_receive_gets_a_message_whose_visibility_timeout_ends(
 def test_two_waiting_receivers_share_messages_without_duplicates(
     make_queue: Any, sqs: Any, cqs_endpoint: str
 ) -> None:
+    """Wall clock: the loser's 3 s wait must end empty, not with a duplicate."""
     url = make_queue()
     results: dict[str, list[str]] = {}
 
@@ -122,10 +147,10 @@ def test_two_waiting_receivers_share_messages_without_duplicates(
         threading.Thread(target=wait, args=("query", QuerySpeaker(cqs_endpoint))),
         threading.Thread(target=wait, args=("json", Boto3Speaker(sqs))),
     ]
+    sender = send_later(Boto3Speaker(sqs), url, "only one gets it", cqs_endpoint, polls=2)
     for thread in waiters:
         thread.start()
-    time.sleep(0.5)
-    Boto3Speaker(sqs).send(url, "only one gets it")
+    sender.join()
     for thread in waiters:
         thread.join()
     delivered = results["query"] + results["json"]

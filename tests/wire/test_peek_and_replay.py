@@ -301,6 +301,7 @@ def test_replay_of_a_queue_that_keeps_nothing_sends_nothing(
 def test_consumed_copies_expire_after_the_retention_window(
     sqs: Any, make_queue: Callable[..., str], extension: Extension
 ) -> None:
+    """Wall clock: Cassandra's TTL runs on its own clock, which the test clock cannot move."""
     url = make_queue(**{RETENTION: "2"})
     _consume(sqs, url, ["brief-1", "brief-2"])
     now = time.time()
@@ -308,6 +309,76 @@ def test_consumed_copies_expire_after_the_retention_window(
     assert len(_ok(extension("PeekConsumedMessages", span)).get("Messages", [])) == 2
     time.sleep(3.5)  # Cassandra's TTL runs on its own clock, not the test clock
     assert _ok(extension("PeekConsumedMessages", span)).get("Messages") is None
+
+
+def test_a_replay_resumes_from_its_cursor_by_its_replay_id_and_sends_each_message_once(
+    sqs: Any, make_queue: Callable[..., str], extension: Extension
+) -> None:
+    """Resume over the wire: a replay run in small calls (MaxNumberOfMessages), continued
+    by ReplayId and by the NextToken it answers, ends with every consumed message back once;
+    repeating a finished call sends nothing."""
+    url = make_queue(**{RETENTION: "86400"})
+    bodies = [f"resume-{n}" for n in range(25)]
+    first, last = _consume(sqs, url, bodies)
+    span = {"QueueUrl": url, "StartTime": first / 1000 - 60, "EndTime": last / 1000 + 300}
+    replay = {**span, "ReplayId": "nightly-2026-11-27"}
+
+    answer = _ok(extension("ReplayMessages", {**replay, "MaxNumberOfMessages": 10}))
+    assert answer["ReplayId"] == "nightly-2026-11-27"
+    assert (answer["ReplayedCount"], answer["TotalReplayedCount"]) == (10, 10)
+    assert answer["NextToken"] == "nightly-2026-11-27"
+    # Resumed by the id alone, then by the NextToken alone (what a paging client sends).
+    answer = _ok(extension("ReplayMessages", {**replay, "MaxNumberOfMessages": 10}))
+    assert (answer["ReplayedCount"], answer["TotalReplayedCount"]) == (10, 20)
+    answer = _ok(extension("ReplayMessages", {**span, "NextToken": answer["NextToken"]}))
+    assert (answer["ReplayedCount"], answer["TotalReplayedCount"]) == (5, 25)
+    assert "NextToken" not in answer
+    # A retried call (its answer lost, say) finds the replay done and sends nothing.
+    again = _ok(extension("ReplayMessages", replay))
+    assert (again["ReplayedCount"], again["TotalReplayedCount"]) == (0, 25)
+
+    replayed = _receive_all(sqs, url, 25)
+    assert sorted(m["Body"] for m in replayed) == sorted(bodies)
+    assert len({m["MessageId"] for m in replayed}) == 25
+    assert sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages") is None
+
+
+def test_a_replay_without_an_id_gets_one_and_pages_by_it(
+    sqs: Any, make_queue: Callable[..., str], extension: Extension
+) -> None:
+    url = make_queue(**{RETENTION: "86400"})
+    first, last = _consume(sqs, url, [f"paged-{n}" for n in range(12)])
+    span = {"QueueUrl": url, "StartTime": first / 1000 - 60, "EndTime": last / 1000 + 300}
+    answer = _ok(extension("ReplayMessages", {**span, "MaxNumberOfMessages": 7}))
+    assert answer["ReplayedCount"] == 7 and answer["NextToken"] == answer["ReplayId"]
+    answer = _ok(extension("ReplayMessages", {**span, "NextToken": answer["NextToken"]}))
+    assert answer["ReplayedCount"] == 5 and "NextToken" not in answer
+    assert len(_receive_all(sqs, url, 12)) == 12
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"ReplayId": "has spaces"}, "ReplayId"),
+    ({"ReplayId": "x" * 81}, "ReplayId"),
+    ({"ReplayId": 7}, "ReplayId"),
+    ({"NextToken": "never-given-out"}, "NextToken"),
+    ({"NextToken": "17.3.0d1c0a6e-0000-1000-8000-000000000000"}, "NextToken"),
+    ({"ReplayId": "mine", "NextToken": "other"}, "NextToken"),
+    ({"ReplayId": "mine", "EndTime": 2e9}, "StartTime and EndTime"),
+    ({"ReplayId": "mine", "MaxNumberOfMessages": 0}, "MaxNumberOfMessages"),
+    ({"ReplayId": "mine", "MaxNumberOfMessages": 10_001}, "MaxNumberOfMessages"),
+])
+def test_replay_refuses_bad_resumes_with_sqs_errors(
+    sqs: Any, make_queue: Callable[..., str], extension: Extension, change: dict[str, Any],
+    message: str,
+) -> None:
+    url = make_queue(**{RETENTION: "86400"})
+    now = time.time()
+    span = {"QueueUrl": url, "StartTime": now - 3600, "EndTime": now + 3600}
+    _ok(extension("ReplayMessages", {**span, "ReplayId": "mine"}))  # the replay "mine"
+    status, answer = extension("ReplayMessages", {**span, **change})
+    assert status == 400, answer
+    assert answer["__type"].endswith("InvalidParameterValueException"), answer
+    assert message in answer["message"], answer
 
 
 @pytest.mark.parametrize(("body", "code"), [

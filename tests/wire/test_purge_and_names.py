@@ -3,8 +3,7 @@ over boto3 (JSON 1.0) and the query protocol."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
@@ -12,7 +11,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tests.fixtures.cqs_server import StartServer
+from cqs.embedded.redis_server import EmbeddedRedis
+from tests.fixtures.cqs_server import CqsProcess, StartServer
 from tests.wire.conftest import (
     REGION,
     Speaker,
@@ -24,7 +24,7 @@ from tests.wire.conftest import (
     unique_name,
 )
 
-COOLDOWN_SECONDS = 2
+COOLDOWN_SECONDS = 60  # as in SQS; it passes on the server's test clock
 
 
 def test_a_second_purge_within_sixty_seconds_is_purge_queue_in_progress(
@@ -77,16 +77,31 @@ def test_by_default_a_deleted_name_can_be_used_again_at_once(sqs: Any, queue_nam
 
 
 @pytest.fixture(scope="module")
-def cooldown_endpoint(redis_server: Any, start_cqs_server: StartServer) -> str:
-    server = start_cqs_server(
-        [redis_server.url],
-        extra_args=["--queue-deleted-recently-seconds", str(COOLDOWN_SECONDS)],
-    )
-    return server.url
+def cooldown_server(
+    tmp_path_factory: pytest.TempPathFactory, start_cqs_server: StartServer
+) -> Iterator[CqsProcess]:
+    """A server with the cooldown on the test clock, over a Redis of its own (as `clock_server`:
+    a clock moved ahead must not sweep other servers' queues)."""
+    redis = EmbeddedRedis(tmp_path_factory.mktemp("cooldown-redis"))
+    redis.start()
+    try:
+        server = start_cqs_server(
+            [redis.url], test_clock=True,
+            extra_args=["--queue-deleted-recently-seconds", str(COOLDOWN_SECONDS)],
+        )
+        yield server
+        server.stop()
+    finally:
+        redis.stop()
+
+
+@pytest.fixture(scope="module")
+def cooldown_endpoint(cooldown_server: CqsProcess) -> str:
+    return cooldown_server.url
 
 
 def test_a_name_deleted_within_the_cooldown_is_queue_deleted_recently(
-    cooldown_endpoint: str
+    cooldown_server: CqsProcess, cooldown_endpoint: str
 ) -> None:
     client = boto3.client(
         "sqs", endpoint_url=cooldown_endpoint, region_name=REGION, aws_access_key_id="x",
@@ -100,7 +115,11 @@ def test_a_name_deleted_within_the_cooldown_is_queue_deleted_recently(
 
     assert error_code(too_soon.value) == "AWS.SimpleQueueService.QueueDeletedRecently"
     assert http_status(too_soon.value) == 400
-    time.sleep(COOLDOWN_SECONDS + 0.2)
+    cooldown_server.advance_clock(COOLDOWN_SECONDS - 5)
+    with pytest.raises(ClientError) as still:
+        client.create_queue(QueueName=name)
+    assert error_code(still.value) == "AWS.SimpleQueueService.QueueDeletedRecently"
+    cooldown_server.advance_clock(6)
     assert client.create_queue(QueueName=name)["QueueUrl"].endswith("/" + name)
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import socket
 import threading
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Any
@@ -77,17 +77,23 @@ def stream(port: int, protocol: str, chunked: bool, total: int = BODY_BYTES) -> 
     (the answer's bytes, body bytes the server took before it answered or closed)."""
     connection = socket.create_connection(("127.0.0.1", port), timeout=30)
     answer = bytearray()
-    answered = threading.Event()
+    answered = threading.Event()  # its head arrived
+    whole = threading.Event()  # its body too (by Content-Length), or the connection closed
 
     def read() -> None:
         try:
             while chunk := connection.recv(65536):
                 answer.extend(chunk)
-                if b"\r\n\r\n" in answer:
+                head_bytes, found, body = bytes(answer).partition(b"\r\n\r\n")
+                if found:
                     answered.set()
+                    length = re.search(rb"(?im)^content-length:\s*(\d+)", head_bytes)
+                    if length and len(body) >= int(length.group(1)):
+                        whole.set()
         except OSError:
             pass
         answered.set()
+        whole.set()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -105,7 +111,7 @@ def stream(port: int, protocol: str, chunked: bool, total: int = BODY_BYTES) -> 
     except (BrokenPipeError, ConnectionResetError):
         pass  # the server answered and closed: the rest of the body is not its concern
     answered.wait(30)
-    time.sleep(0.2)  # the rest of the answer's body
+    whole.wait(10)
     try:
         connection.shutdown(socket.SHUT_RDWR)  # wakes the reader's recv
     except OSError:

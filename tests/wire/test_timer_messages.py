@@ -69,6 +69,7 @@ def error_of(call: Any) -> tuple[str, int, str]:
 def test_a_message_scheduled_hours_ahead_arrives_on_time_and_not_before(
     sqs: Any, make_queue: Any, advance: Any
 ) -> None:
+    """Wall clock: 'not yet promoted' needs promotion rounds, run once a real second."""
     url = make_queue()
     sqs.send_message(QueueUrl=url, MessageBody="in three hours", MessageAttributes=delay(3 * HOUR))
 
@@ -162,6 +163,7 @@ def test_a_batch_mixes_plain_near_and_far_timer_entries_and_fails_only_the_bad_o
 
 @pytest.mark.timeout(60)
 def test_purge_removes_waiting_timer_messages_too(sqs: Any, make_queue: Any, advance: Any) -> None:
+    """Wall clock: 'never promoted' needs promotion rounds, run once a real second."""
     url = make_queue()
     sqs.send_message(QueueUrl=url, MessageBody="purged", MessageAttributes=delay(HOUR))
     assert attributes(sqs, url, SCHEDULED)[SCHEDULED] == "1"

@@ -247,6 +247,7 @@ def seconds_until_closed(connection: socket.socket, trickle: bytes = b"") -> flo
 def test_a_client_that_never_starts_the_tls_handshake_is_cut_off(
     impatient_https_server: Any,
 ) -> None:
+    """Wall clock: the header read timeout, over TLS, is what is measured."""
     with socket.create_connection(("127.0.0.1", impatient_https_server.port)) as silent:
         elapsed = seconds_until_closed(silent)
 
@@ -256,6 +257,7 @@ def test_a_client_that_never_starts_the_tls_handshake_is_cut_off(
 def test_headers_trickled_over_tls_are_cut_off_at_the_header_timeout(
     impatient_https_server: Any, authority: TestAuthority,
 ) -> None:
+    """Wall clock: the header read timeout, over TLS, is what is measured."""
     context = ssl.create_default_context(cafile=authority.ca_file)
     raw = socket.create_connection(("127.0.0.1", impatient_https_server.port))
     with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:

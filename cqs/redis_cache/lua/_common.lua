@@ -71,18 +71,65 @@ local function forget_message(id)
   redis.call('HDEL', KEYS[12], id)
 end
 
--- The message group of a cached FIFO message (nil for a standard queue's message).
-local function message_group(id)
-  local entry = redis.call('HGET', KEYS[12], id)
-  return entry and string.match(entry, '^%d+:(.*)$')
+-- group_locks holds, per message group, the sequence numbers of its messages in flight,
+-- ascending, each after a comma (",<n>,<n>"). A value without a comma is a count written
+-- by an earlier cqs: it is counted down as before, and holds the whole group meanwhile.
+local function is_count(held)
+  return string.find(held, ',', 1, true) == nil
 end
 
--- A FIFO message went in flight (+1) or left flight (-1): count its group's lock.
+-- A FIFO message went in flight (+1) or left flight (-1): add or remove its sequence number.
 local function lock_group(id, delta)
-  local group = message_group(id)
-  if group and redis.call('HINCRBY', KEYS[13], group, delta) <= 0 then
-    redis.call('HDEL', KEYS[13], group)
+  local entry = redis.call('HGET', KEYS[12], id)
+  local sequence, group
+  if entry then
+    sequence, group = string.match(entry, '^(%d+):(.*)$')
   end
+  if not group then
+    return
+  end
+  local held = redis.call('HGET', KEYS[13], group)
+  if held and is_count(held) then
+    if redis.call('HINCRBY', KEYS[13], group, delta) <= 0 then
+      redis.call('HDEL', KEYS[13], group)
+    end
+    return
+  end
+  local kept = {}
+  local number = tonumber(sequence)
+  local placed = false
+  for other in string.gmatch(held or '', '%d+') do
+    local value = tonumber(other)
+    if delta > 0 and not placed and number <= value then
+      kept[#kept + 1] = sequence
+      placed = true
+    end
+    if value ~= number then
+      kept[#kept + 1] = other
+    end
+  end
+  if delta > 0 and not placed then
+    kept[#kept + 1] = sequence
+  end
+  if #kept == 0 then
+    redis.call('HDEL', KEYS[13], group)
+  else
+    redis.call('HSET', KEYS[13], group, ',' .. table.concat(kept, ','))
+  end
+end
+
+-- The lowest sequence number of a group's messages in flight (0 for an earlier cqs's
+-- count: the whole group is held), or nil when none is in flight. A receive serves the
+-- group's visible messages below it only: those after an in-flight one wait for it.
+local function group_bound(group)
+  local held = redis.call('HGET', KEYS[13], group)
+  if not held then
+    return nil
+  end
+  if is_count(held) then
+    return 0
+  end
+  return tonumber(string.match(held, '^,(%d+)'))
 end
 
 -- Make messages visible: a standard queue's at the head (back from flight, the first of

@@ -6,8 +6,9 @@
 --       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] now ms  [2] pending lease ms (how long an unstored admission holds its key)
 --       [3] ttl ms of the dedup, sequence keys as a whole (refreshed here)
---       then per message two values: dedup field ('' = not deduplicated, only numbered),
---       the message id it would get
+--       then per message three values: dedup field ('' = not deduplicated, only numbered),
+--       a second field only looked up ('' = none: the other DeduplicationScope's key, so
+--       messages sent before the scope changed still deduplicate), the message id it would get
 -- Returns: {ready, per message three values: outcome, message id, sequence number}.
 --          ready is 1 when the cache state is 'ready' (the dedup entries are complete;
 --          otherwise the caller also asks the durable store). outcome is 'new' (the key is
@@ -15,6 +16,7 @@
 --          send, stored, or earlier in this same call, owns the key: its id and number are
 --          returned) or 'pending' (another send holding the key is still being stored).
 -- A field held (not yet stored) by the same message id is 'new' again, with its number.
+-- Only the first field is claimed by a new message.
 -- Lapsed entries (up to 1000) are dropped first. Sequence numbers grow by one per message
 -- and are never below now_ms * 1000, so they keep growing after the keys are lost.
 --!include _common.lua
@@ -27,14 +29,17 @@ end
 local result = {redis.call('GET', KEYS[1]) == 'ready' and 1 or 0}
 local admitted = {}
 local sequence = tonumber(redis.call('GET', KEYS[16]) or '0')
-for index = 4, #ARGV, 2 do
+for index = 4, #ARGV, 3 do
   local field = ARGV[index]
   local entry = field ~= '' and redis.call('HGET', KEYS[14], field)
+  if not entry and ARGV[index + 1] ~= '' then
+    entry = redis.call('HGET', KEYS[14], ARGV[index + 1])
+  end
   local id, number, stored
   if entry then
     id, number, stored = string.match(entry, '^(.*):(%d+):([01])$')
   end
-  if entry and id == ARGV[index + 1] and stored == '0' then
+  if entry and id == ARGV[index + 2] and stored == '0' then
     -- admitted before by this same send (it asks again while waiting on another key)
     admitted[id] = true
     result[#result + 1] = 'new'
@@ -50,7 +55,7 @@ for index = 4, #ARGV, 2 do
     result[#result + 1] = number
   else
     sequence = math.max(sequence + 1, now * 1000)
-    id = ARGV[index + 1]
+    id = ARGV[index + 2]
     admitted[id] = true
     if field ~= '' then
       redis.call('HSET', KEYS[14], field, id .. ':' .. ms(sequence) .. ':0')

@@ -1,23 +1,34 @@
 -- delete: remove messages unless they were received again since the caller's receive
 -- (then nothing changes: SQS answers such a delete with success and keeps the message).
+-- A FIFO queue's message is removed only through the handle of a receive whose visibility
+-- timeout has not run out: SQS refuses any other ("The receipt handle has expired."),
+-- unless a fill reloaded the message and nobody received it since.
 -- One call deletes a whole DeleteMessageBatch: one round trip instead of one per entry.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
 --       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
--- ARGV: pairs of [message id, receipt nonce from the caller's handle], one per message
--- Returns: one of 'deleted', 'not_cached' or 'stale_handle' (DeleteOutcome values) per pair.
+-- ARGV: [1] now ms, then pairs of [message id, receipt nonce from the caller's handle]
+-- Returns: one of 'deleted', 'not_cached', 'stale_handle' or (FIFO queues) 'expired_handle'
+--          (DeleteOutcome values) per pair.
 -- An in-flight message matches the handle when its stored nonce equals the handle's or is
 -- empty (loaded in flight by a fill after an outage: the handle came from the store).
 -- While a fill runs every deleted id is remembered so the fill does not bring it back.
 -- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
 --!include _common.lua
 local filling = is_filling(redis.call('GET', KEYS[1]))
+local now = tonumber(ARGV[1])
 
 local function delete_one(id, nonce)
   local receipt = redis.call('HGET', KEYS[4], id)
   local in_flight = receipt and redis.call('ZSCORE', KEYS[5], id)
+  -- A message reloaded by a fill and not received since may hold a live handle from
+  -- before the cache was lost: its delete still counts (else a duplicate delivery).
+  if IS_FIFO and receipt and receipt_nonce(receipt) ~= RELOADED_NONCE
+      and not (in_flight and tonumber(in_flight) > now and handle_matches(receipt, nonce)) then
+    return 'expired_handle'  -- visible again, received again since, or its timeout is over
+  end
   if in_flight and not handle_matches(receipt, nonce) then
     return 'stale_handle'  -- nothing remembered: the current holder's delete still counts
   end
@@ -39,7 +50,7 @@ local function delete_one(id, nonce)
 end
 
 local outcomes = {}
-for index = 1, #ARGV, 2 do
+for index = 2, #ARGV, 2 do
   outcomes[#outcomes + 1] = delete_one(ARGV[index], ARGV[index + 1])
 end
 return outcomes

@@ -15,9 +15,10 @@
 --          [2] two values per dead letter: id, payload (received max-receive-count times:
 --              removed from the cache for the caller to move to the dead-letter queue).
 -- Order: the visible set is scored by sequence number, so messages of a group leave in
--- sequence order whatever order they were cached in (a refill loads them in store order),
--- and while any message of a group is in flight (group_locks) no other message of that
--- group is handed out. Groups are served in the order of their oldest visible message,
+-- sequence order whatever order they were cached in (a refill loads them in store order).
+-- A group's visible messages are handed out only up to its first message in flight
+-- (group_locks): one back from flight before it is served again, those after it wait, as
+-- SQS does. Groups are served in the order of their oldest visible message,
 -- each as far as max_count allows ("as many messages of the same group as possible"). The
 -- scan looks at the 1000 visible messages with the lowest sequence numbers.
 -- An attempt id seen before, whose messages are still in flight under that receive's
@@ -73,18 +74,21 @@ local window = redis.call('ZRANGE', KEYS[2], 0, 999)
 local leaving = {}  -- ids that leave the visible set
 local groups = {}   -- groups in the order of their oldest visible message
 local candidates = {}  -- group -> ids, in sequence order
-local locked = {}  -- group -> whether it has messages in flight (read once per group)
+local bounds = {}  -- group -> its first sequence number in flight, or false (read once)
 for _, id in ipairs(window) do
   local entry = redis.call('HGET', KEYS[12], id)
-  local group = entry and string.match(entry, '^%d+:(.*)$')
+  local sequence, group
+  if entry then
+    sequence, group = string.match(entry, '^(%d+):(.*)$')
+  end
   if not group then
     forget_message(id)  -- half-written
     leaving[#leaving + 1] = id
   else
-    if locked[group] == nil then
-      locked[group] = redis.call('HEXISTS', KEYS[13], group) == 1
+    if bounds[group] == nil then
+      bounds[group] = group_bound(group) or false
     end
-    if not locked[group] then
+    if not bounds[group] or tonumber(sequence) < bounds[group] then
       if not candidates[group] then
         candidates[group] = {}
         groups[#groups + 1] = group

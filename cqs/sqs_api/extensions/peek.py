@@ -6,7 +6,9 @@
 - `PeekConsumedMessages`: the messages DeleteMessage consumed within [StartTime, EndTime)
   (epoch seconds) of a queue with `cqs.ConsumedRetentionSeconds`, paged the same way.
 - `ReplayMessages`: sends those messages to the queue again (new message ids); answers
-  how many, and a `NextToken` when one call did not finish the range.
+  the replay's `ReplayId`, how many, and a `NextToken` when one call did not finish the
+  range. A call that failed part-way is resumed by calling again with the same `ReplayId`
+  (chosen by the caller) or `NextToken`: the replay goes on from its durable cursor.
 
 Each also takes `ConsumerGroup`: the action then applies to that group of the queue, as it
 does on the group's own URL (a group keeps and replays what its own consumers consumed).
@@ -172,10 +174,17 @@ async def peek_consumed_messages(service: QueueService, call: ApiCall) -> WireRe
 
 async def replay_messages(service: QueueService, call: ApiCall) -> WireResult | None:
     request = _ConsumedRequest.from_json(call.request.json_body)
-    replayed, next_token = await service.replay_messages(
-        await _target(service, call, request.queue_url), request.span, request.peek.next_token
+    progress = await service.replay_messages(
+        await _target(service, call, request.queue_url), request.span,
+        json_str(call.request.json_body, "ReplayId"), request.peek.next_token,
+        json_int(call.request.json_body, "MaxNumberOfMessages"),
     )
-    return {"ReplayedCount": replayed, "NextToken": next_token}
+    return {
+        "ReplayId": progress.replay_id,
+        "ReplayedCount": progress.replayed,
+        "TotalReplayedCount": progress.total_replayed,
+        "NextToken": None if progress.done else progress.replay_id,
+    }
 
 
 HANDLERS: Mapping[str, Handler] = {
