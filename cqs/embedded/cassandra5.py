@@ -28,7 +28,7 @@ from typing import Self
 
 from cqs.embedded.cassandra import ClusterMembership, EmbeddedCassandraError
 from cqs.embedded.cassandra5_install import CassandraInstallError, installed_lib
-from cqs.embedded.ports import free_port
+from cqs.embedded.ports import free_port, listens_on
 
 # conf/jvm17-server.options and conf/jvm-server.options of Cassandra 5.0 (JPMS, GC, netty),
 # plus the two java.rmi opens of its test JVM arguments.
@@ -296,13 +296,19 @@ class EmbeddedCassandra5:
         self.start_seconds = time.monotonic() - began
 
     def _wait_until_ready(self, timeout: float) -> None:
+        """Ready once this JVM listens on the native port and answers CQL there (another
+        node that took the port first must not pass for this one)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._process is None or self._process.poll() is not None:
+            process = self._process
+            if process is None or process.poll() is not None:
                 raise EmbeddedCassandraError(
                     f"Cassandra exited during startup; see {self.log_file} and "
                     f"{self.data_dir / 'stdout.log'}"
                 )
+            if not listens_on(process.pid, self.native_port):
+                time.sleep(0.25)
+                continue
             try:
                 self.release_version = cql_release_version(self.address, self.native_port)
                 return
