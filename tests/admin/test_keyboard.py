@@ -81,6 +81,8 @@ def test_a_queue_is_created_found_and_opened_with_the_keyboard(
     page.keyboard.press("Enter")
     expect(page).to_have_url(console.admin + "/new-queue")
     # The name field has autofocus: typing goes straight into it; Enter submits the form.
+    # Autofocus applies once the page has loaded, so the test waits for it, as a user sees it.
+    expect(page.locator("#QueueName")).to_be_focused()
     page.keyboard.type(name)
     page.keyboard.press("Enter")
     expect(page).to_have_url(f"{console.admin}/queues/{name}")
