@@ -18,7 +18,7 @@ from cqs.embedded.cassandra5 import EmbeddedCassandra5
 LEGACY = "1.2"
 CURRENT = "5.0"
 VERSIONS = (LEGACY, CURRENT)
-DEFAULT_VERSION = LEGACY
+DEFAULT_VERSION = CURRENT
 
 EmbeddedNode = EmbeddedCassandra | EmbeddedCassandra5
 
