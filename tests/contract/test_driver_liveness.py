@@ -17,17 +17,12 @@ import pytest
 from cassandra import OperationTimedOut
 
 from cqs.cassandra_store import connect, reactor
-from cqs.embedded.cassandra_versions import LEGACY
 from cqs.main import cassandra_connection
 from cqs.settings import load_settings
-from tests.fixtures.cassandra_node import (
-    CassandraTestSettings,
-    cassandra_version_under_test,
-    unique_keyspace,
-)
+from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 
-# The protocol the embedded server under test speaks: v1 on Cassandra 1.2, v5 on 5.0.
-SERVER_PROTOCOL = 1 if cassandra_version_under_test() == LEGACY else 5
+# The protocol the embedded Cassandra 5.0 speaks.
+SERVER_PROTOCOL = 5
 
 
 def environment(settings: CassandraTestSettings, **variables: str) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 Owns, for the tests in this directory only:
 - `FaultyRedis` / `FaultyCassandra`: a real redis-server / Cassandra JVM of the test's own
-  (of the version under test, `CQS_TEST_CASSANDRA`) that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
+  that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
   one address across faults. Cassandra restarts on its old data directory (nothing lost).
 - `start_api`: `python -m cqs serve` child processes (the suite's `CqsProcess`) with this
   directory's Cassandra timeout and any extra flags (several may share one keyspace, Redis
