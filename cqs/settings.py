@@ -55,11 +55,6 @@ class Settings:
     # Length of the time buckets inside each message shard; fixed per keyspace by the first
     # process that uses it (later processes adopt the stored value).
     cassandra_bucket_seconds: int = 300
-    # How the message tables are created when absent: "auto" (chosen from the server's
-    # release_version: compact on Cassandra older than 2.0, i.e. the embedded 1.2, where it
-    # keeps deletes cheap; regular on every other server), "regular" (every supported
-    # server) or "compact" (Cassandra before 4.0). See docs/cassandra-deletes.md.
-    cassandra_message_tables: str = "auto"
     redis_timeout_seconds: float = 1.0
     # Redis calls in flight at once per server and process (the command pool's size); a call
     # finding all busy waits up to redis_pool_wait_seconds, then answers 503 (retryable).

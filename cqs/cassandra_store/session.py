@@ -95,11 +95,9 @@ class CassandraSession:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         observe: BackendObserver | None = None,
         release_version: str = "",
-        message_tables: str = "",
     ) -> None:
         self._cluster = cluster
         self._release_version = release_version
-        self._message_tables = message_tables
         self._observe = observe
         self._operations: dict[str, str] = {}  # query text -> statement_label
         self._session = session
@@ -129,11 +127,6 @@ class CassandraSession:
     def release_version(self) -> str:
         """The server's `release_version` when connected ("1.2.0", "4.1.5", ...)."""
         return self._release_version
-
-    @property
-    def message_tables(self) -> str:
-        """How the keyspace's message tables are stored: "compact" or "regular"."""
-        return self._message_tables
 
     @property
     def protocol_version(self) -> int:

@@ -20,7 +20,6 @@ from cqs.cassandra_store import (
     KeyspaceNeedsMigration,
     connect,
 )
-from cqs.cassandra_store.schema import COMPACT_TABLES
 from cqs.embedded.cassandra5_install import cassandra_version
 from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
@@ -128,29 +127,15 @@ async def test_an_unknown_consistency_level_fails_before_connecting(
         )
 
 
-@pytest.mark.parametrize(
-    ("message_tables", "expected"),
-    [
-        ("regular", "regular"),
-        ("compact", "refused"),  # 4.0+ refuses compact tables
-        ("auto", "regular"),
-        (None, "regular"),  # the default is "auto"
-    ],
-    ids=["regular", "compact", "auto", "default"],
-)
-async def test_message_tables_are_created_as_asked(
-    cassandra_settings: CassandraTestSettings, message_tables: str | None, expected: str
+async def test_every_table_is_created_as_a_regular_table(
+    cassandra_settings: CassandraTestSettings,
 ) -> None:
+    """Cassandra 4.0 and later refuse compact tables: none is created, and messages are
+    stored and deleted in the regular ones."""
     keyspace = unique_keyspace()
-    options = {} if message_tables is None else {"message_tables": message_tables}
-    if expected == "refused":
-        with pytest.raises(ValueError, match=r"compact message tables need Cassandra before 4\.0"):
-            await connect(connection(cassandra_settings, keyspace, **options))
-        return
-    session = await connect(connection(cassandra_settings, keyspace, **options))
+    session = await connect(connection(cassandra_settings, keyspace))
     store = await CassandraMessageStore.on_session(session, bucket_seconds=300, owns_session=True)
     try:
-        assert session.message_tables == expected
         queue, message = new_queue(), new_message()
         await store.put(queue, [message])
         await store.delete(queue, message.message_id)
@@ -159,8 +144,7 @@ async def test_message_tables_are_created_as_asked(
     finally:
         await store.close()
     contact_point = cassandra_settings.contact_points[0]
-    expected_compact = set(COMPACT_TABLES) if expected == "compact" else set()
-    assert await asyncio.to_thread(compact_tables, contact_point, keyspace) == expected_compact
+    assert await asyncio.to_thread(compact_tables, contact_point, keyspace) == set()
 
 
 async def test_a_keyspace_of_the_earlier_schema_is_refused_until_it_is_migrated(
