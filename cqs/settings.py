@@ -37,8 +37,8 @@ class Settings:
     # Native protocol version; 0: negotiated with the cluster (v5 on Cassandra 4.0+, v4 on
     # 3.11 and ScyllaDB).
     cassandra_protocol_version: int = 0
-    # None: ONE when the keyspace has one replica, LOCAL_QUORUM when it has more (QUORUM on
-    # Cassandra 1.2 with SimpleStrategy); see docs/operations.md.
+    # None: ONE when the keyspace has one replica, LOCAL_QUORUM when it has more; see
+    # docs/operations.md.
     cassandra_read_consistency: str | None = None
     cassandra_write_consistency: str | None = None
     cassandra_timeout_seconds: float = 5.0

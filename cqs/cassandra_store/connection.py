@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import cassandra
 from cassandra import ConsistencyLevel, OperationTimedOut
-from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
+from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.cluster import Session as DriverSession
 from cassandra.policies import (
@@ -75,7 +75,7 @@ class CassandraConnection:
         default_factory=lambda: dict(DEFAULT_REPLICATION)
     )
     # None: negotiated (the driver starts at its newest version and steps down until the
-    # server accepts one: v5 or v4 on current servers, v1 on Cassandra 1.2).
+    # server accepts one: v5 on Cassandra 4.0+, v4 on 3.11 and ScyllaDB).
     protocol_version: int | None = None
     # None: chosen from the keyspace's replication and the server's version
     # (`compatibility.default_consistency`): ONE for one replica, LOCAL_QUORUM for more.
@@ -144,21 +144,10 @@ def reconnection_policy(connection: CassandraConnection) -> ExponentialReconnect
 
 
 class PasswordAuthProvider(PlainTextAuthProvider):  # type: ignore[misc]  # untyped driver
-    """The driver's plain-text (SASL PLAIN) credentials, also for native protocol v1.
-
-    Protocol v1 (Cassandra 1.2) has no SASL: its connections send the credentials as a map,
-    which the driver does when the authenticator it is given is a dict. The protocol version
-    is only known once negotiated, so the provider asks the cluster at each connection.
-    """
+    """The driver's plain-text (SASL PLAIN) credentials, never shown in a repr."""
 
     def __init__(self, username: str, password: str) -> None:
         super().__init__(username=username, password=password)
-        self.cluster: Cluster | None = None
-
-    def new_authenticator(self, host: str) -> PlainTextAuthenticator | dict[str, str]:
-        if self.cluster is not None and self.cluster.protocol_version == 1:
-            return {"username": self.username, "password": self.password}
-        return PlainTextAuthenticator(self.username, self.password)
 
     def __repr__(self) -> str:
         return f"PasswordAuthProvider(username={self.username!r})"
@@ -268,10 +257,10 @@ def build_cluster(
     options: dict[str, Any] = {}
     if connection.protocol_version:
         options["protocol_version"] = connection.protocol_version
-    provider = None
     if connection.username is not None:
-        provider = PasswordAuthProvider(connection.username, connection.password or "")
-        options["auth_provider"] = provider
+        options["auth_provider"] = PasswordAuthProvider(
+            connection.username, connection.password or ""
+        )
     if connection.ssl_context is not None:
         options["ssl_context"] = connection.ssl_context
     if (quiet_timers := reactor.connection_class()) is not None:
@@ -291,8 +280,6 @@ def build_cluster(
         conviction_policy_factory=TimeoutConvictionPolicy,
         **options,
     )
-    if provider is not None:
-        provider.cluster = cluster
     return cluster
 
 
