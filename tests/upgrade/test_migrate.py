@@ -319,7 +319,7 @@ async def test_pages_of_three_messages_copy_every_message_and_progress_is_report
 def test_a_second_run_copies_nothing_and_messages_deleted_since_stay_deleted(
     contact_point: str, start_cqs_server: StartServer, tmp_path: Path
 ) -> None:
-    dataset = write_dataset(contact_point, unique_keyspace(), "compact")
+    dataset = write_dataset(contact_point, unique_keyspace(), "regular")
     assert migrate_cli(contact_point, dataset.keyspace).returncode == 0
     copied = cells(contact_point, dataset.keyspace, schema.MESSAGES_TABLE)
     buckets = cells(contact_point, dataset.keyspace, schema.MESSAGE_BUCKETS_TABLE)
@@ -414,7 +414,7 @@ def test_drop_legacy_drops_the_legacy_tables_and_the_server_serves_every_message
 def test_drop_legacy_is_refused_while_the_legacy_tables_hold_rows_newer_than_the_migration(
     contact_point: str,
 ) -> None:
-    dataset = write_dataset(contact_point, unique_keyspace(), "compact")
+    dataset = write_dataset(contact_point, unique_keyspace(), "regular")
     assert migrate_cli(contact_point, dataset.keyspace).returncode == 0
     # A process of the earlier version, still running, takes one more message.
     with LegacyWriter(contact_point, dataset.keyspace) as writer:
