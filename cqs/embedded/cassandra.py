@@ -235,7 +235,7 @@ class EmbeddedCassandra(ChildProcess):
         self.jvm_options = tuple(jvm_options)
         self.release_version = ""
         self.start_seconds = 0.0
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process = None
 
     @property
     def address(self) -> str:
