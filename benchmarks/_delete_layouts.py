@@ -11,7 +11,6 @@ Imports the Cassandra store and the model; the benchmark script imports this mod
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 import zlib
 from typing import Protocol
@@ -106,11 +105,10 @@ class RowDeleteLayout:
 
 
 class StoreLayout:
-    """The real adapter, on the message tables `message_tables` asks for (None: default)."""
+    """The real adapter, on the message tables it creates."""
 
-    def __init__(self, store: CassandraMessageStore, message_tables: str) -> None:
+    def __init__(self, store: CassandraMessageStore) -> None:
         self._store = store
-        self.message_tables = message_tables  # what the keyspace's tables are
         self._queue = Queue(
             name="bench",
             queue_id=str(uuid.uuid4()),
@@ -118,17 +116,13 @@ class StoreLayout:
         )
 
     @classmethod
-    async def open(
-        cls, contact_point: str, keyspace: str, message_tables: str | None
-    ) -> StoreLayout:
+    async def open(cls, contact_point: str, keyspace: str) -> StoreLayout:
         connection = CassandraConnection((contact_point,), keyspace, request_timeout=30)
-        if message_tables is not None:
-            connection = dataclasses.replace(connection, message_tables=message_tables)
         session = await connect(connection)
         store = await CassandraMessageStore.on_session(
             session, bucket_seconds=DEFAULT_BUCKET_SECONDS, owns_session=True
         )
-        return cls(store, session.message_tables)
+        return cls(store)
 
     async def put(self, message: Message) -> None:
         await self._store.put(self._queue, [message])

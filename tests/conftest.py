@@ -12,14 +12,16 @@ from typing import Any
 import pytest
 
 pytest_plugins = [
+    "tests.fixtures.untimed",
     "tests.fixtures.redis_server",
     "tests.fixtures.cassandra_node",
     "tests.fixtures.cqs_server",
     "tests.fixtures.cassandra_cluster",
 ]
 
-# Folders whose session- or package-scoped servers every module of theirs uses.
-WHOLE_FOLDERS = ("tests/spark/", "tests/admin/")
+# Folders whose session- or package-scoped servers every module of theirs uses (the
+# cluster drills share one 3-node Cassandra ring).
+WHOLE_FOLDERS = ("tests/spark/", "tests/admin/", "tests/cluster/")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -54,8 +54,7 @@ class MessageRowWriter:
     async def delete(self, keys: Sequence[RowValues]) -> None:
         """(queue_id, bucket, shard, message_id) rows; a missing row is not an error.
 
-        A row tombstone on Cassandra 3.0+; on 1.2 a range tombstone in a regular table and
-        a cell tombstone in a compact one (docs/cassandra-deletes.md measures both)."""
+        A row tombstone (Cassandra 3.0 and later; docs/cassandra-deletes.md)."""
         if keys:
             await self._deletes.submit(None, keys)
 

@@ -11,8 +11,6 @@ the service, Redis or aiohttp.
 
 from __future__ import annotations
 
-import asyncio
-
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.session import CassandraSession, Row
@@ -20,7 +18,6 @@ from cqs.model import MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
 
 SHARED_SECRET_SETTING = "receipt_handles.secret"
 _LIST_PAGE = 1000
-_CREATE_ATTEMPTS = 3
 
 _NAMESPACE = "account_id = ? AND region = ?"
 _SELECT_QUEUE = (
@@ -45,23 +42,17 @@ class CassandraQueueCatalog:
         if existing is not None:
             return existing
         row = rows.queue_to_row(queue)
-        for attempt in range(_CREATE_ATTEMPTS):
-            if attempt:
-                # A delete of the name in the same millisecond shadows the insert: Cassandra
-                # 1.2 stamps protocol-v1 writes in whole milliseconds, and a tie goes to the
-                # tombstone. A later insert wins (or a concurrent delete is ordered first).
-                await asyncio.sleep(0.002)
-            await self._session.write(
-                f"INSERT INTO {schema.QUEUES_TABLE}"
-                " (account_id, region, name, queue_id, attributes, tags, created_s, modified_s)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [row.account_id, row.region, row.name, row.queue_id, row.attributes, row.tags,
-                 row.created_s, row.modified_s],
-            )
-            stored = await self.get(queue.identity)
-            if stored is not None:
-                return stored
-        return queue  # deleted again each time: a delete racing this create in a loop
+        # The driver stamps each write in microseconds, strictly increasing in a process
+        # (protocol v3+), so a delete of the name just before cannot shadow this insert.
+        await self._session.write(
+            f"INSERT INTO {schema.QUEUES_TABLE}"
+            " (account_id, region, name, queue_id, attributes, tags, created_s, modified_s)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [row.account_id, row.region, row.name, row.queue_id, row.attributes, row.tags,
+             row.created_s, row.modified_s],
+        )
+        stored = await self.get(queue.identity)
+        return stored if stored is not None else queue  # a delete racing this create
 
     async def get(self, identity: QueueIdentity) -> Queue | None:
         found = await self._session.read(_SELECT_QUEUE, list(identity))

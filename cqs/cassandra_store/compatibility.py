@@ -15,10 +15,6 @@ import re
 
 SINGLE_REPLICA_CONSISTENCY = "ONE"
 REPLICATED_CONSISTENCY = "LOCAL_QUORUM"
-# Cassandra 1.2 refuses LOCAL_QUORUM unless the keyspace uses NetworkTopologyStrategy
-# (an InvalidRequest), and closes the connection on LOCAL_ONE (a level it predates).
-LEGACY_REPLICATED_CONSISTENCY = "QUORUM"
-_NETWORK_TOPOLOGY = "NetworkTopologyStrategy"
 _VERSION = re.compile(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 # Cassandra 1.2.3 added blob constants (`0xcafe`) to CQL 3; before it a blob literal is a
 # string of hex digits (`'cafe'`), which later servers refuse. Only statements whose text
@@ -48,45 +44,13 @@ def has_blob_constants(release_version: str) -> bool:
     return version == (0, 0, 0) or version >= BLOB_CONSTANTS_SINCE
 
 
-def default_consistency(release_version: str, strategy: str, replication_factor: int) -> str:
+def default_consistency(replication_factor: int) -> str:
     """The read and write consistency level for a keyspace, when the operator sets none.
 
-    One replica: ONE (QUORUM of one is one, and LOCAL_* levels fail on Cassandra 1.2).
-    More: LOCAL_QUORUM, so that a read sees every acknowledged write of the local data
-    centre (dropping a drained bucket trusts a read that found it empty) and a node may be
-    down. On Cassandra 1.2 with SimpleStrategy, QUORUM, the same replicas by another name.
+    One replica: ONE (a quorum of one is one). More: LOCAL_QUORUM, so that a read sees
+    every acknowledged write of the local data centre (dropping a drained bucket trusts a
+    read that found it empty) and a node may be down.
     """
     if replication_factor <= 1:
         return SINGLE_REPLICA_CONSISTENCY
-    legacy = release_major_minor(release_version) < (2, 0)
-    if legacy and not strategy.endswith(_NETWORK_TOPOLOGY):
-        return LEGACY_REPLICATED_CONSISTENCY
     return REPLICATED_CONSISTENCY
-
-# Where the default `message_tables = "auto"` stops choosing compact tables. On Cassandra 1.2
-# a row DELETE in a regular table writes a range tombstone, and each one costs more CPU than
-# the last while the partition's memtable holds the others (measured in
-# docs/cassandra-deletes.md). 2.0 reworked how range tombstones are kept and 3.0's storage
-# engine writes a row DELETE as a row tombstone; only 1.2 was measured.
-REGULAR_TABLES_SINCE = (2, 0)
-# Cassandra 4.0 refuses compact tables.
-COMPACT_TABLES_REFUSED_SINCE = (4, 0)
-
-
-def compact_message_tables(message_tables: str, release_version: str) -> bool:
-    """Whether absent message tables are created as compact tables.
-
-    `message_tables` is the setting: "regular" never; "compact" always (ValueError on 4.0+,
-    which refuses it); "auto" (the default) only on a server that reports a release older
-    than 2.0, i.e. the embedded Cassandra 1.2. Every other server, ScyllaDB included (it
-    reports "3.0.8"), and one whose release cannot be read, gets regular tables.
-    """
-    version = release_major_minor(release_version)
-    if message_tables == "compact":
-        if version >= COMPACT_TABLES_REFUSED_SINCE:
-            raise ValueError(
-                f"compact message tables need Cassandra before 4.0; this is {release_version}"
-            )
-        return True
-    known = version > (0, 0)
-    return message_tables == "auto" and known and version < REGULAR_TABLES_SINCE

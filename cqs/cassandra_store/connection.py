@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import cassandra
 from cassandra import ConsistencyLevel, OperationTimedOut
-from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
+from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.cluster import Session as DriverSession
 from cassandra.policies import (
@@ -65,8 +65,8 @@ class KeyspaceNotFound(LookupError):
 class CassandraConnection:
     """Where the keyspace is and how to talk to it; the same for every session of a process.
 
-    `replication`, `message_gc_grace_seconds` and `message_tables` only matter to the first
-    process that finds the keyspace or a table absent and creates it.
+    `replication` and `message_gc_grace_seconds` only matter to the first process that
+    finds the keyspace or a table absent and creates it.
     """
 
     contact_points: tuple[str, ...]  # "host" or "host:port", every one on the same port
@@ -75,7 +75,7 @@ class CassandraConnection:
         default_factory=lambda: dict(DEFAULT_REPLICATION)
     )
     # None: negotiated (the driver starts at its newest version and steps down until the
-    # server accepts one: v5 or v4 on current servers, v1 on Cassandra 1.2).
+    # server accepts one: v5 on Cassandra 4.0+, v4 on 3.11 and ScyllaDB).
     protocol_version: int | None = None
     # None: chosen from the keyspace's replication and the server's version
     # (`compatibility.default_consistency`): ONE for one replica, LOCAL_QUORUM for more.
@@ -93,9 +93,6 @@ class CassandraConnection:
     reconnect_base_delay: float = 1.0
     reconnect_max_delay: float = 10.0
     message_gc_grace_seconds: int = schema.DEFAULT_MESSAGE_GC_GRACE_SECONDS
-    # One of schema.MESSAGE_TABLES; "auto": compact tables on Cassandra before 2.0 (the
-    # embedded 1.2), regular ones on every other server.
-    message_tables: str = "auto"
     # PasswordAuthenticator credentials; None: the cluster asks for none.
     username: str | None = None
     password: str | None = field(default=None, repr=False)
@@ -113,7 +110,6 @@ class ServerFacts:
     replication_factor: int
     read_consistency: str
     write_consistency: str
-    message_tables: str  # "compact" or "regular": how the keyspace's message table is stored
 
 
 def parse_contact_point(contact_point: str, default_port: int = 9042) -> tuple[str, int]:
@@ -148,21 +144,10 @@ def reconnection_policy(connection: CassandraConnection) -> ExponentialReconnect
 
 
 class PasswordAuthProvider(PlainTextAuthProvider):  # type: ignore[misc]  # untyped driver
-    """The driver's plain-text (SASL PLAIN) credentials, also for native protocol v1.
-
-    Protocol v1 (Cassandra 1.2) has no SASL: its connections send the credentials as a map,
-    which the driver does when the authenticator it is given is a dict. The protocol version
-    is only known once negotiated, so the provider asks the cluster at each connection.
-    """
+    """The driver's plain-text (SASL PLAIN) credentials, never shown in a repr."""
 
     def __init__(self, username: str, password: str) -> None:
         super().__init__(username=username, password=password)
-        self.cluster: Cluster | None = None
-
-    def new_authenticator(self, host: str) -> PlainTextAuthenticator | dict[str, str]:
-        if self.cluster is not None and self.cluster.protocol_version == 1:
-            return {"username": self.username, "password": self.password}
-        return PlainTextAuthenticator(self.username, self.password)
 
     def __repr__(self) -> str:
         return f"PasswordAuthProvider(username={self.username!r})"
@@ -211,11 +196,6 @@ async def connect(
     (KeyspaceNotFound); missing tables of today's schema are created as for a server.
     """
     keyspace = schema.checked_identifier(connection.keyspace)
-    if connection.message_tables not in schema.MESSAGE_TABLES:
-        raise ValueError(
-            f"message_tables must be one of {', '.join(schema.MESSAGE_TABLES)}:"
-            f" {connection.message_tables!r}"
-        )
     for name in (connection.read_consistency, connection.write_consistency):
         if name:
             consistency_level(name)  # a typo fails here, not at the first statement
@@ -234,11 +214,10 @@ async def connect(
             cluster, driver_session, connection, migrating=migrating
         )
         log.info(
-            "Cassandra %s, protocol v%d, keyspace %s (%s, %d replica(s)): reads %s, writes %s,"
-            " %s message tables",
+            "Cassandra %s, protocol v%d, keyspace %s (%s, %d replica(s)): reads %s, writes %s",
             facts.release_version, facts.protocol_version, keyspace,
             facts.replication_strategy, facts.replication_factor,
-            facts.read_consistency, facts.write_consistency, facts.message_tables,
+            facts.read_consistency, facts.write_consistency,
         )
         session = CassandraSession(
             cluster,
@@ -248,7 +227,6 @@ async def connect(
             request_timeout=request_timeout,
             observe=observe,
             release_version=facts.release_version,
-            message_tables=facts.message_tables,
         )
         await session.use_keyspace(keyspace)
     except BaseException:
@@ -279,10 +257,10 @@ def build_cluster(
     options: dict[str, Any] = {}
     if connection.protocol_version:
         options["protocol_version"] = connection.protocol_version
-    provider = None
     if connection.username is not None:
-        provider = PasswordAuthProvider(connection.username, connection.password or "")
-        options["auth_provider"] = provider
+        options["auth_provider"] = PasswordAuthProvider(
+            connection.username, connection.password or ""
+        )
     if connection.ssl_context is not None:
         options["ssl_context"] = connection.ssl_context
     if (quiet_timers := reactor.connection_class()) is not None:
@@ -302,8 +280,6 @@ def build_cluster(
         conviction_policy_factory=TimeoutConvictionPolicy,
         **options,
     )
-    if provider is not None:
-        provider.cluster = cluster
     return cluster
 
 
@@ -329,9 +305,6 @@ async def _prepare_keyspace(
     )
     release_version = str(local.one().release_version)
     keyspace = connection.keyspace
-    compact_tables = compatibility.compact_message_tables(
-        connection.message_tables, release_version
-    )
     # Another process may have created the keyspace since this one connected.
     await blocking("read schema", cluster.refresh_schema_metadata)
     if keyspace not in cluster.metadata.keyspaces:
@@ -349,9 +322,7 @@ async def _prepare_keyspace(
             " process and run `cqs migrate` with the same Cassandra settings (see"
             " docs/operations.md, Upgrading)"
         )
-    definitions = schema.table_definitions(
-        keyspace, connection.message_gc_grace_seconds, compact_tables=compact_tables
-    )
+    definitions = schema.table_definitions(keyspace, connection.message_gc_grace_seconds)
     created = False
     for name, ddl in definitions.items():
         if name not in existing:
@@ -360,12 +331,10 @@ async def _prepare_keyspace(
     if created:
         await blocking("read schema", cluster.refresh_schema_metadata)
     metadata = cluster.metadata.keyspaces[keyspace]
-    messages = metadata.tables.get(schema.MESSAGES_TABLE)
-    compact = bool(messages is not None and messages.is_compact_storage)
     strategy = metadata.replication_strategy
     strategy_name = str(getattr(strategy, "name", type(strategy).__name__))
     replicas = replication_factor(strategy)
-    automatic = compatibility.default_consistency(release_version, strategy_name, replicas)
+    automatic = compatibility.default_consistency(replicas)
     return ServerFacts(
         release_version=release_version,
         protocol_version=int(cluster.protocol_version),
@@ -373,7 +342,6 @@ async def _prepare_keyspace(
         replication_factor=replicas,
         read_consistency=(connection.read_consistency or automatic).upper(),
         write_consistency=(connection.write_consistency or automatic).upper(),
-        message_tables="compact" if compact else "regular",
     )
 
 

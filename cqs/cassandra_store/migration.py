@@ -2,7 +2,8 @@
 
 Owns reading the tables cqs wrote before queue identity held the account and region
 (`schema.LEGACY_*`: the catalog and deletion records keyed by name alone, and the message
-tables, compact or regular) and writing their rows into today's tables: catalog rows and
+tables: regular, or compact ones converted to regular on 3.x before the upgrade to 4.0+,
+which keeps their columns) and writing their rows into today's tables: catalog rows and
 deletion records get the account and region given, each queue's bucket index and live
 messages keep their keys. Every row keeps its remaining time to live and its write time, so
 a copy never overrides a newer write, and rewriting what an interrupted run copied changes

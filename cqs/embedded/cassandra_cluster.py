@@ -1,13 +1,12 @@
 """EmbeddedCassandraCluster: a throwaway multi-node Apache Cassandra ring on loopback.
 
-Owns starting N embedded Cassandra JVMs of one version (1.2 or 5.0, `cassandra_versions.py`), each on a loopback address of
-its own (127.0.0.2, .3, ...; Linux routes all of 127.0.0.0/8 to `lo`) with its own data,
-commit log and saved-caches directories; one cluster name, the first node as the seed, the
-same ports on every node (checked free on every address), evenly spaced tokens
-(RandomPartitioner on 1.2, Murmur3Partitioner on 5.0) and `auto_bootstrap: false`, so the
-ring forms in seconds (5.0 starts the seed first: its other nodes need it to gossip). Also the faults the tests
-inject (SIGKILL, restart on the same data, SIGSTOP / SIGCONT), what the nodes' logs say
-about each other (up, dead), and their resident memory.
+Owns starting N embedded Cassandra 5.0 JVMs (`cassandra.py`), each on a loopback address of
+its own (127.0.0.2, .3, ...; Linux routes all of 127.0.0.0/8 to `lo`) with its own data
+directory; one cluster name, the first node as the seed, the same ports on every node
+(checked free on every address), evenly spaced Murmur3 tokens and `auto_bootstrap: false`,
+so no node waits to bootstrap (the seed starts first: the others need it to gossip). Also
+the faults the tests inject (SIGKILL, restart on the same data, SIGSTOP / SIGCONT), what
+the nodes' logs say about each other (up, dead), and their resident memory.
 
 Used by the cluster tests and the soak's cluster mode; nothing in `cqs serve` starts a
 cluster. Imports the standard library and `cqs.embedded`; never the driver, the adapters
@@ -28,22 +27,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-from cqs.embedded.cassandra import ClusterMembership, EmbeddedCassandraError
-from cqs.embedded.cassandra5 import MURMUR3_MIN_TOKEN
-from cqs.embedded.cassandra_versions import (
-    CURRENT,
-    DEFAULT_VERSION,
-    EmbeddedNode,
-    checked_version,
-    embedded_cassandra,
+from cqs.embedded.cassandra import (
+    MURMUR3_MIN_TOKEN,
+    ClusterMembership,
+    EmbeddedCassandra,
+    EmbeddedCassandraError,
 )
 
 DEFAULT_ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4")
-TOKEN_RANGE = 2**127  # RandomPartitioner (1.2)
-MURMUR3_TOKEN_RANGE = 2**64  # Murmur3Partitioner (5.0), from MURMUR3_MIN_TOKEN
+MURMUR3_TOKEN_RANGE = 2**64  # Murmur3Partitioner, from MURMUR3_MIN_TOKEN
 # A killed node is convicted after about 12.6 s with phi 5 (about 18 s with the default 8).
 PHI_CONVICT_THRESHOLD = 5
-_PORTS_PER_NODE = 4  # storage, ssl storage, thrift rpc, native
+_PORTS_PER_NODE = 2  # storage, native
 
 
 def free_port_on_all(addresses: Sequence[str], taken: set[int] | None = None) -> int:
@@ -65,11 +60,9 @@ def free_port_on_all(addresses: Sequence[str], taken: set[int] | None = None) ->
     raise EmbeddedCassandraError(f"no port is free on all of {', '.join(addresses)}")
 
 
-def initial_token(version: str, index: int, nodes: int) -> int:
-    """Node `index`'s token of `nodes` evenly spaced ones, in the version's partitioner."""
-    if version == CURRENT:
-        return MURMUR3_MIN_TOKEN + index * MURMUR3_TOKEN_RANGE // nodes
-    return index * TOKEN_RANGE // nodes
+def initial_token(index: int, nodes: int) -> int:
+    """Node `index`'s token of `nodes` evenly spaced ones (Murmur3Partitioner)."""
+    return MURMUR3_MIN_TOKEN + index * MURMUR3_TOKEN_RANGE // nodes
 
 
 def resident_bytes(pid: int) -> int:
@@ -84,7 +77,7 @@ def resident_bytes(pid: int) -> int:
 
 
 class EmbeddedCassandraCluster:
-    """`len(addresses)` Cassandra nodes of `version` forming one ring; node i is `nodes[i]`."""
+    """`len(addresses)` Cassandra nodes forming one ring; node i is `nodes[i]`."""
 
     def __init__(
         self,
@@ -93,21 +86,18 @@ class EmbeddedCassandraCluster:
         heap: str = "512m",
         jvm_options: Sequence[str] = ("-Xms256m",),
         phi_convict_threshold: int = PHI_CONVICT_THRESHOLD,
-        version: str = DEFAULT_VERSION,
     ) -> None:
-        self.version = checked_version(version)
         self.work_dir = Path(work_dir).resolve()
         self.addresses = tuple(addresses)
         taken: set[int] = set()
         for _ in range(_PORTS_PER_NODE):
             taken.add(free_port_on_all(self.addresses, taken))
-        storage, ssl_storage, rpc, native = sorted(taken)
+        storage, native = sorted(taken)
         self.native_port = native
         name = f"cqs-{uuid.uuid4().hex[:8]}"
         self.nodes = [
-            embedded_cassandra(
+            EmbeddedCassandra(
                 self.work_dir / f"node{index + 1}",
-                version,
                 native_port=native,
                 heap=heap,
                 jvm_options=jvm_options,
@@ -116,9 +106,7 @@ class EmbeddedCassandraCluster:
                     cluster_name=name,
                     seeds=self.addresses[0],
                     storage_port=storage,
-                    ssl_storage_port=ssl_storage,
-                    rpc_port=rpc,
-                    initial_token=initial_token(version, index, len(self.addresses)),
+                    initial_token=initial_token(index, len(self.addresses)),
                     settings={
                         "auto_bootstrap": "false",
                         "phi_convict_threshold": str(phi_convict_threshold),
@@ -146,15 +134,12 @@ class EmbeddedCassandraCluster:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self, timeout: float = 120.0) -> float:
-        """Start every node at once and return when each sees all the others up; returns
-        (and remembers in `start_seconds`) how long that took."""
+        """Start the seed, then every other node at once, and return when each sees all the
+        others up; returns (and remembers in `start_seconds`) how long that took."""
         began = time.monotonic()
         marks = [self.log_mark(index) for index in range(len(self.nodes))]
-        if self.version == CURRENT:  # the others cannot join without their seed up
-            self._start_nodes([0], timeout)
-            self._start_nodes(range(1, len(self.nodes)), timeout)
-        else:
-            self._start_nodes(range(len(self.nodes)), timeout)
+        self._start_nodes([0], timeout)  # the others cannot join without their seed up
+        self._start_nodes(range(1, len(self.nodes)), timeout)
         for index in range(len(self.nodes)):
             for other in range(len(self.nodes)):
                 if other != index:
@@ -165,7 +150,7 @@ class EmbeddedCassandraCluster:
     def _start_nodes(self, indexes: Sequence[int] | range, timeout: float) -> None:
         failures: list[BaseException] = []
 
-        def start(node: EmbeddedNode) -> None:
+        def start(node: EmbeddedCassandra) -> None:
             try:
                 node.start(timeout)
             except BaseException as exc:
@@ -255,7 +240,7 @@ class EmbeddedCassandraCluster:
         address = re.escape(self.addresses[subject]) + r"(?::\d+)?"
         pattern = {
             "up": rf"InetAddress /{address} is now UP",
-            "dead": rf"InetAddress /{address} is now (?:dead|DOWN)",  # 1.2; 5.0
+            "dead": rf"InetAddress /{address} is now DOWN",
         }[state]
         return self.saw(observer, pattern, since)
 
@@ -263,7 +248,7 @@ class EmbeddedCassandraCluster:
         """True if node `observer` logged, after `since`, that it finished handing the
         writes it kept for `subject` (hinted handoff) over to it."""
         address = re.escape(self.addresses[subject]) + r"(?::\d+)?"
-        handed = r"Finished hinted handoff of (?:\d+ rows|file \S+)"  # 1.2; 5.0
+        handed = r"Finished hinted handoff of file \S+"
         return self.saw(observer, rf"{handed} to endpoint /{address}\b", since)
 
     def wait_for_state(

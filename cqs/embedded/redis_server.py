@@ -2,13 +2,12 @@
 
 Owns starting, waiting for, stopping and killing one non-persistent Redis (no RDB, no AOF:
 cqs depends on Redis being empty after a restart). Synchronous (subprocess). Imports only
-the standard library and `cqs.embedded.ports`; never redis-py or the service.
+the standard library and `cqs.embedded` (ports, processes); never redis-py or the service.
 """
 
 from __future__ import annotations
 
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -17,6 +16,7 @@ from types import TracebackType
 from typing import Self
 
 from cqs.embedded.ports import free_port
+from cqs.embedded.processes import kill, terminate
 
 _MISSING_BINARY = (
     "redis-server was not found on PATH; install it (Debian: apt-get install redis-server) "
@@ -140,7 +140,7 @@ class EmbeddedRedis:
             if _answering_pid(port) == process.pid:
                 return ""
             time.sleep(0.05)
-        self._terminate(process, grace=2.0)
+        terminate(process, grace=2.0)
         self._process = None
         return f"redis-server did not answer on port {port} within {timeout}s: {self._log_tail()}"
 
@@ -150,22 +150,10 @@ class EmbeddedRedis:
         except OSError:
             return "(no log)"
 
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes], grace: float) -> None:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(grace)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
-
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, then SIGKILL if the server has not exited within `timeout` seconds."""
         if self._process is not None:
-            self._terminate(self._process, grace=timeout)
+            terminate(self._process, grace=timeout)
             self._process = None
 
     @property
@@ -177,11 +165,7 @@ class EmbeddedRedis:
     def kill(self) -> None:
         """SIGKILL at once, as a crash would (fault tests)."""
         if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
-            self._process.wait()
-            if self._process.stderr is not None:
-                self._process.stderr.close()
+            kill(self._process)
             self._process = None
 
     def __enter__(self) -> Self:

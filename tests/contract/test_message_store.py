@@ -1,11 +1,7 @@
-"""Contract of MessageStore, run against CassandraMessageStore on a real Cassandra node.
+"""Contract of MessageStore, run against CassandraMessageStore on a real Cassandra 5.0 node.
 
-Every test taking `message_store` runs on each kind of message table, whatever the default
-chooses on this server: `[regular]`, the tables cqs creates on every server from 2.0 on
-(and on 1.2 when asked, CQS_CASSANDRA_MESSAGE_TABLES=regular); and `[compact]`, the tables
-the default creates on Cassandra before 2.0 (the embedded 1.2), run only there: 4.0 and later
-refuse compact tables (CQS_TEST_CASSANDRA=5.0 runs `[regular]` alone). (Keyspaces of the earlier
-schema are refused until `cqs migrate` copies them: see the migrate tests.)
+(Keyspaces of the earlier schema are refused until `cqs migrate` copies them: see the
+migrate tests.)
 """
 
 from __future__ import annotations
@@ -27,44 +23,16 @@ from cqs.cassandra_store import (
     connect,
 )
 from cqs.cassandra_store.rows import message_uuid_at
-from cqs.embedded.cassandra_versions import LEGACY, EmbeddedNode
+from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.errors import StorageUnavailable
 from cqs.model import Deduplication, Message, MessageAttributeValue, Queue
 from tests.fixtures.cassandra_node import (
     CassandraTestSettings,
     cassandra_under_test,
-    cassandra_version_under_test,
     unique_keyspace,
 )
 
 BUCKET_MS = 300_000  # the bucket length the message_store fixture asks for
-
-
-MESSAGE_TABLE_KINDS = ("regular", "compact") if cassandra_version_under_test() == LEGACY else ("regular",)
-
-
-@pytest.fixture(scope="session", params=MESSAGE_TABLE_KINDS)
-async def message_tables_session(
-    request: pytest.FixtureRequest, cassandra_settings: CassandraTestSettings
-) -> AsyncIterator[CassandraSession]:
-    """A session on a keyspace of its own whose message tables are of the kind `param`."""
-    kind = request.param
-    keyspace = unique_keyspace(f"cqs_{kind}")
-    session = await connect(
-        dataclasses.replace(cassandra_settings.connection(keyspace), message_tables=kind)
-    )
-    assert session.message_tables == kind
-    yield session
-    await session.close()
-
-
-@pytest.fixture
-async def message_store(
-    message_tables_session: CassandraSession,
-) -> AsyncIterator[CassandraMessageStore]:
-    store = await CassandraMessageStore.on_session(message_tables_session, bucket_seconds=300)
-    yield store
-    await store.close()
 
 
 def now_ms() -> int:
@@ -376,7 +344,7 @@ async def test_every_store_of_a_keyspace_uses_the_bucket_length_stored_first(
 
 
 @pytest.fixture
-async def short_lived_node(tmp_path: Path) -> AsyncIterator[EmbeddedNode]:
+async def short_lived_node(tmp_path: Path) -> AsyncIterator[EmbeddedCassandra]:
     node = cassandra_under_test(tmp_path / "short-lived-cassandra", heap="512m")
     await asyncio.to_thread(node.start)
     try:
@@ -387,7 +355,7 @@ async def short_lived_node(tmp_path: Path) -> AsyncIterator[EmbeddedNode]:
 
 @pytest.mark.timeout(180)
 async def test_calls_fail_with_storage_unavailable_once_cassandra_is_stopped(
-    short_lived_node: EmbeddedNode,
+    short_lived_node: EmbeddedCassandra,
 ) -> None:
     keyspace = unique_keyspace()
     connection = CassandraConnection(

@@ -131,23 +131,21 @@ async def test_deleted_and_recreated_name_gets_the_new_queue_id(
     assert stored.queue_id == second.queue_id
 
 
-async def test_write_times_are_whole_milliseconds_on_protocol_v1_and_microseconds_after(
+async def test_an_insert_right_after_a_delete_of_the_name_is_never_shadowed(
     cassandra_session: CassandraSession,
 ) -> None:
-    """Why the catalog's create may insert again (up to 3 times): on Cassandra 1.2 (protocol
-    v1) the server stamps writes in whole milliseconds and a delete and an insert of the
-    same name in one millisecond tie, which the tombstone wins. From protocol v3 on (5.0
-    speaks v5) the driver stamps each write in microseconds, strictly increasing within the
-    process, so an insert right after a delete is read back at once, every time: here 100
-    deletes and inserts with no pause, none lost. (On 1.2 only the stamps are checked; a
-    lost insert there is a matter of timing.)"""
+    """Why the catalog's create inserts once: the driver stamps each write in microseconds
+    (protocol v3 and later; 5.0 speaks v5), strictly increasing within the process, so a
+    delete and an insert of one name cannot tie (on Cassandra 1.2, protocol v1, the server
+    stamped whole milliseconds and a tie went to the tombstone, which the catalog retried
+    around). Here 100 deletes and inserts with no pause: none lost."""
     identity = ("000000000000", "us-east-1", f"stamps-{uuid.uuid4().hex[:8]}")
     insert = (
         f"INSERT INTO {QUEUES_TABLE} (account_id, region, name, queue_id) VALUES (?, ?, ?, ?)"
     )
     delete = f"DELETE FROM {QUEUES_TABLE} WHERE account_id = ? AND region = ? AND name = ?"
     select = (
-        f"SELECT queue_id, WRITETIME(queue_id) FROM {QUEUES_TABLE}"  # no AS on 1.2
+        f"SELECT queue_id, WRITETIME(queue_id) FROM {QUEUES_TABLE}"
         " WHERE account_id = ? AND region = ? AND name = ?"
     )
     stamps: list[int] = []
@@ -161,12 +159,10 @@ async def test_write_times_are_whole_milliseconds_on_protocol_v1_and_microsecond
         else:
             stamps.append(int(row[1]))
         await cassandra_session.write(delete, list(identity))
-    if cassandra_session.protocol_version == 1:
-        assert all(stamp % 1000 == 0 for stamp in stamps)
-    else:
-        assert lost == 0
-        assert stamps == sorted(set(stamps))  # strictly increasing
-        assert sum(stamp % 1000 != 0 for stamp in stamps) > 90  # not whole milliseconds
+    assert cassandra_session.protocol_version >= 3
+    assert lost == 0
+    assert stamps == sorted(set(stamps))  # strictly increasing
+    assert sum(stamp % 1000 != 0 for stamp in stamps) > 90  # not whole milliseconds
 
 
 async def test_the_same_name_in_another_account_or_region_is_another_queue(

@@ -21,7 +21,7 @@ from cassandra import OperationTimedOut
 
 from cqs.cassandra_store import CassandraConnection, connect
 from cqs.cassandra_store.session import DEFAULT_MAX_IN_FLIGHT, CassandraSession
-from cqs.embedded.cassandra_versions import EmbeddedNode
+from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.errors import StorageUnavailable
 from tests.fixtures.cassandra_node import unique_keyspace
 
@@ -54,7 +54,7 @@ async def wait_until_answering(session: CassandraSession, seconds: float) -> Non
 
 
 @pytest.fixture
-async def session(own_cassandra: EmbeddedNode) -> AsyncIterator[CassandraSession]:
+async def session(own_cassandra: EmbeddedCassandra) -> AsyncIterator[CassandraSession]:
     session = await connect(CassandraConnection(
         (own_cassandra.contact_point,), unique_keyspace(), request_timeout=REQUEST_TIMEOUT,
     ))  # fmt: skip
@@ -65,7 +65,7 @@ async def session(own_cassandra: EmbeddedNode) -> AsyncIterator[CassandraSession
 
 
 async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
-    own_cassandra: EmbeddedNode, session: CassandraSession
+    own_cassandra: EmbeddedCassandra, session: CassandraSession
 ) -> None:
     pid = own_cassandra.pid
     assert pid is not None
@@ -101,7 +101,7 @@ async def test_calls_and_prepares_stay_bounded_while_the_node_is_frozen(
 
 
 async def test_a_lone_statement_to_a_frozen_node_fails_at_the_drivers_own_timeout(
-    own_cassandra: EmbeddedNode, session: CassandraSession
+    own_cassandra: EmbeddedCassandra, session: CassandraSession
 ) -> None:
     """Wall clock: the driver's request timeout is what is measured."""
     # With no other timer queued, the request's timer (cqs/cassandra_store/reactor.py

@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 import signal
 
-from cqs.embedded.cassandra_versions import EmbeddedNode
+from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.observability.health import CASSANDRA_DOWN_MODE
 from tests.fixtures.cqs_server import StartServer
 from tests.observability.conftest import get_json, wait_for
 
 
 def test_readiness_flips_to_503_while_cassandra_is_down_and_back_when_it_returns(
-    own_cassandra: EmbeddedNode, redis_server: object, start_cqs_server: StartServer
+    own_cassandra: EmbeddedCassandra, redis_server: object, start_cqs_server: StartServer
 ) -> None:
     server = start_cqs_server(
         [redis_server.url],  # type: ignore[attr-defined]

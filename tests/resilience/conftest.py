@@ -2,14 +2,15 @@
 
 Owns, for the tests in this directory only:
 - `FaultyRedis` / `FaultyCassandra`: a real redis-server / Cassandra JVM of the test's own
-  (of the version under test, `CQS_TEST_CASSANDRA`) that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
+  that can be SIGKILLed, paused (SIGSTOP) and resumed, and restarted on the same port, so clients keep
   one address across faults. Cassandra restarts on its old data directory (nothing lost).
 - `start_api`: `python -m cqs serve` child processes (the suite's `CqsProcess`) with this
   directory's Cassandra timeout and any extra flags (several may share one keyspace, Redis
   and Cassandra; `--workers N` makes one a supervisor).
 - `Ledger` plus producer/consumer threads driving boto3: which sends were acknowledged,
   which ids were received how often, errors by code and latency per action.
-- Fixtures: `fault_cassandra` (one per test module, so killing it hurts no other module),
+- Fixtures: `fault_cassandra` (one per run and xdist worker, apart from the suite's shared
+  node, so killing it hurts no other directory's tests; each test finds it running again),
   `fault_redis` (one per test), `start_api` (servers stopped after the test).
 
 Imports the embedded launchers and the Redis cache adapter (to look at a queue's cache
@@ -48,6 +49,7 @@ from cqs.model import (
 from cqs.redis_cache.cache import RedisMessageCache
 from tests.fixtures.cassandra_node import cassandra_under_test
 from tests.fixtures.cqs_server import CqsProcess
+from tests.fixtures.untimed import outside_test_timeout
 
 # Every fault test runs its servers with this Cassandra request timeout ...
 CASSANDRA_TIMEOUT_SECONDS = 2.0
@@ -507,10 +509,12 @@ class Workload:
 # --- fixtures -------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fault_cassandra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FaultyCassandra]:
-    """A Cassandra node of this test module's own: its tests may pause, kill and restart it."""
-    node = FaultyCassandra(tmp_path_factory.mktemp("fault-cassandra"))
+    """A Cassandra node of these tests' own: they may pause, kill and restart it (a 5.0
+    node takes 20-50 s to start on a loaded 2-core machine, so one serves every module)."""
+    with outside_test_timeout():  # bounded by the launcher's own start timeout
+        node = FaultyCassandra(tmp_path_factory.mktemp("fault-cassandra"))
     try:
         yield node
     finally:
@@ -519,8 +523,10 @@ def fault_cassandra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Faulty
 
 @pytest.fixture
 def cassandra(fault_cassandra: FaultyCassandra) -> FaultyCassandra:
-    """The module's Cassandra, running and answering when the test begins."""
-    fault_cassandra.ensure_running()
+    """The fault node, running and answering when the test begins (a restart after an
+    earlier test's kill is not charged to this test's timeout)."""
+    with outside_test_timeout():
+        fault_cassandra.ensure_running()
     return fault_cassandra
 
 

@@ -1,6 +1,5 @@
-"""Per-version decisions of the Cassandra adapter: release versions, consistency defaults,
-which message tables to create, the Cassandra settings' defaults and wiring, and which
-connection failures mark a node down."""
+"""Decisions of the Cassandra adapter: release versions, consistency defaults, the Cassandra
+settings' defaults and wiring, and which connection failures mark a node down."""
 
 from __future__ import annotations
 
@@ -8,16 +7,8 @@ import pytest
 from cassandra import OperationTimedOut
 from cassandra.connection import ConnectionException
 
-from cqs.cassandra_store.compatibility import (
-    compact_message_tables,
-    default_consistency,
-    release_major_minor,
-)
-from cqs.cassandra_store.connection import (
-    CassandraConnection,
-    TimeoutConvictionPolicy,
-    replication_factor,
-)
+from cqs.cassandra_store.compatibility import default_consistency, release_major_minor
+from cqs.cassandra_store.connection import TimeoutConvictionPolicy, replication_factor
 from cqs.main import cassandra_connection
 from cqs.settings import Settings, load_settings
 
@@ -33,73 +24,11 @@ def test_release_versions_read_as_major_and_minor(
     assert release_major_minor(release_version) == expected
 
 
-@pytest.mark.parametrize(
-    ("release_version", "strategy", "replicas", "expected"),
-    [
-        ("1.2.0", "SimpleStrategy", 1, "ONE"),
-        ("5.0.2", "NetworkTopologyStrategy", 1, "ONE"),
-        ("4.1.5", "SimpleStrategy", 3, "LOCAL_QUORUM"),
-        ("5.0.2", "NetworkTopologyStrategy", 3, "LOCAL_QUORUM"),
-        ("3.0.8", "org.apache.cassandra.locator.NetworkTopologyStrategy", 3, "LOCAL_QUORUM"),
-        ("1.2.0", "SimpleStrategy", 3, "QUORUM"),
-        ("1.2.0", "NetworkTopologyStrategy", 3, "LOCAL_QUORUM"),
-    ],
-)
-def test_the_default_consistency_follows_the_replicas_and_what_the_server_accepts(
-    release_version: str, strategy: str, replicas: int, expected: str
+@pytest.mark.parametrize(("replicas", "expected"), [(1, "ONE"), (2, "LOCAL_QUORUM"), (3, "LOCAL_QUORUM")])
+def test_the_default_consistency_is_one_for_one_replica_and_a_local_quorum_for_more(
+    replicas: int, expected: str
 ) -> None:
-    assert default_consistency(release_version, strategy, replicas) == expected
-
-
-@pytest.mark.parametrize(
-    ("message_tables", "release_version", "compact"),
-    [
-        ("regular", "1.2.0", False),
-        ("regular", "5.0.2", False),
-        ("compact", "1.2.0", True),
-        ("compact", "2.2.19", True),
-        ("compact", "3.11.17", True),
-    ],
-)
-def test_explicit_message_tables_are_created_as_the_operator_asked(
-    message_tables: str, release_version: str, compact: bool
-) -> None:
-    assert compact_message_tables(message_tables, release_version) is compact
-
-
-@pytest.mark.parametrize("release_version", ["1.2.0", "1.2.19", "1.1.12"])
-def test_the_default_chooses_compact_message_tables_before_cassandra_2_0(
-    release_version: str,
-) -> None:
-    assert compact_message_tables("auto", release_version) is True
-
-
-@pytest.mark.parametrize(
-    "release_version",
-    [
-        "2.0.0", "2.0.17", "2.1.22", "2.2.19", "3.0.29", "3.11.17", "4.0.13", "4.1.5",
-        "5.0.2", "5.0-beta1",
-        "3.0.8",  # what ScyllaDB reports as its release_version
-        "", "unknown",  # unreadable: the layout that runs everywhere
-    ],
-)
-def test_the_default_chooses_regular_message_tables_from_cassandra_2_0_and_on_scylladb(
-    release_version: str,
-) -> None:
-    assert compact_message_tables("auto", release_version) is False
-
-
-@pytest.mark.parametrize("release_version", ["4.0.13", "4.1.5", "5.0.2"])
-def test_compact_message_tables_are_refused_on_cassandra_4_and_later(
-    release_version: str,
-) -> None:
-    with pytest.raises(ValueError, match=r"before 4\.0"):
-        compact_message_tables("compact", release_version)
-
-
-def test_message_tables_default_to_the_choice_from_release_version() -> None:
-    assert Settings().cassandra_message_tables == "auto"
-    assert CassandraConnection(("127.0.0.1",), "cqs").message_tables == "auto"
+    assert default_consistency(replicas) == expected
 
 
 class _Strategy:
@@ -118,7 +47,6 @@ def test_cassandra_defaults_negotiate_the_protocol_and_choose_consistency_from_r
     connection = cassandra_connection(Settings())
     assert connection.protocol_version is None
     assert connection.read_consistency is None and connection.write_consistency is None
-    assert connection.message_tables == "auto"
 
 
 def test_cassandra_defaults_heartbeat_every_5_s_and_reconnect_at_most_10_s_apart() -> None:
@@ -132,7 +60,6 @@ def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
         "CQS_CASSANDRA_PROTOCOL_VERSION": "4",
         "CQS_CASSANDRA_READ_CONSISTENCY": "LOCAL_QUORUM",
         "CQS_CASSANDRA_WRITE_CONSISTENCY": "QUORUM",
-        "CQS_CASSANDRA_MESSAGE_TABLES": "compact",
         "CQS_CASSANDRA_HEARTBEAT_INTERVAL_SECONDS": "2",
         "CQS_CASSANDRA_HEARTBEAT_TIMEOUT_SECONDS": "3.5",
         "CQS_CASSANDRA_RECONNECT_BASE_SECONDS": "0.5",
@@ -143,7 +70,6 @@ def test_cassandra_settings_that_are_set_reach_the_connection() -> None:
     assert (connection.read_consistency, connection.write_consistency) == (
         "LOCAL_QUORUM", "QUORUM"
     )
-    assert connection.message_tables == "compact"
     assert (connection.heartbeat_interval, connection.heartbeat_timeout) == (2.0, 3.5)
     assert (connection.reconnect_base_delay, connection.reconnect_max_delay) == (0.5, 30.0)
 

