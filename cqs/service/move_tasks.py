@@ -249,7 +249,7 @@ class MoveTasks:
             if reason is not None:
                 await self._in_flight.release(source, deliveries[index:])
                 return reason
-            await self._sender.deliver(destination, [self._redriven(message)])
+            await self._sender.store_and_cache(destination, [self._redriven(message)])
             await self._in_flight.delete_delivered(source, delivery)
             moved += 1
         return moved

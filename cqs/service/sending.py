@@ -22,6 +22,38 @@ from cqs.service.messages import build_message, send_result
 MAX_BATCH_PAYLOAD_BYTES = 1_048_576
 
 
+def validate_batch(entries: Sequence[tuple[str, SendRequest]]) -> None:
+    """Refuse the whole batch: bad or repeated entry ids, or over 1 MiB of payload."""
+    validation.validate_batch_entries([entry_id for entry_id, _ in entries])
+    total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
+    validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
+
+
+def build_entries(
+    entries: Sequence[tuple[str, SendRequest]], build: Callable[[SendRequest], Message]
+) -> tuple[list[tuple[str, Message]], list[BatchFailure]]:
+    """Each entry's message, or its failure (an entry's error fails that entry alone)."""
+    built: list[tuple[str, Message]] = []
+    failed: list[BatchFailure] = []
+    for entry_id, request in entries:
+        try:
+            built.append((entry_id, build(request)))
+        except CqsError as error:
+            failed.append(BatchFailure(entry_id, error))
+    return built, failed
+
+
+async def with_group_copies(
+    delivery: Awaitable[None], group_copies: Awaitable[None] | None
+) -> None:
+    """A send is acknowledged once its queue's copy and every consumer group's are stored;
+    the two are written at the same time."""
+    if group_copies is None:  # no groups: no tasks to gather
+        await delivery
+        return
+    await asyncio.gather(delivery, group_copies)
+
+
 class Sender:
     def __init__(
         self,
@@ -55,9 +87,7 @@ class Sender:
     ) -> BatchResult[SendResult]:
         """`to_groups=False`: no copies to the queue's consumer groups (a replay re-delivers
         to the consumers that consumed, each group replaying its own)."""
-        validation.validate_batch_entries([entry_id for entry_id, _ in entries])
-        total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
-        validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
+        validate_batch(entries)
         if queue.fifo:  # an entry without them fails the whole batch, as in SQS
             for _, request in entries:
                 validation.validate_fifo_requirements(
@@ -65,23 +95,19 @@ class Sender:
                     queue.content_based_deduplication, in_batch=True,
                 )
         now_ms = self._now_ms()
-        built: list[tuple[str, Message]] = []
-        failed: list[BatchFailure] = []
-        for entry_id, request in entries:
-            try:
-                built.append((entry_id, build_message(queue, request, now_ms, self._sender_id)))
-            except CqsError as error:
-                failed.append(BatchFailure(entry_id, error))
+        built, failed = build_entries(
+            entries, lambda request: build_message(queue, request, now_ms, self._sender_id)
+        )
         if built and queue.fifo:
             results = await self._fifo.send(queue, [m for _, m in built])
             return BatchResult([(i, r) for (i, _), r in zip(built, results, strict=True)], failed)
         if built and to_groups:
             await self._deliver_sent(queue, [m for _, m in built])
         elif built:
-            await self.deliver(queue, [m for _, m in built])
+            await self.store_and_cache(queue, [m for _, m in built])
         return BatchResult([(i, send_result(m)) for i, m in built], failed)
 
-    async def deliver(self, queue: Queue, messages: Sequence[Message]) -> None:
+    async def store_and_cache(self, queue: Queue, messages: Sequence[Message]) -> None:
         """Store durably (the acknowledgement point), then add to the cache if it is up.
 
         FIFO queues number the messages first (no deduplication: messages moved by a
@@ -124,7 +150,4 @@ class Sender:
         """A send (not a move): to the queue and, at the same time, to its consumer groups;
         acknowledged once every copy is stored."""
         group_copies = self.fan_out(queue, messages) if self.fan_out is not None else None
-        if group_copies is None:  # no groups: no tasks to gather
-            await self.deliver(queue, messages)
-            return
-        await asyncio.gather(self.deliver(queue, messages), group_copies)
+        await with_group_copies(self.store_and_cache(queue, messages), group_copies)

@@ -156,7 +156,7 @@ class QueueService:
         # Consumer groups (#19): a send's messages are copied to the queue's groups.
         self._consumer_groups = ConsumerGroups(
             catalog, store, self._directory, self._cache_fill, dead_letters, self._queues,
-            self._sender.deliver, ttl_seconds=tuning.metadata_ttl_seconds, clock=clock,
+            self._sender.store_and_cache, ttl_seconds=tuning.metadata_ttl_seconds, clock=clock,
         )
         self._sender.fan_out = self._consumer_groups.fan_out
 

@@ -2,8 +2,8 @@
 the timer messages waiting for theirs.
 
 Owns where a timer message goes on send: due within the cache horizon (by default AWS's
-900 s), the ordinary delayed path (`Sender.deliver`: the store, then the cache's delayed
-set); due later, only the durable `ScheduledMessages`, which `TimerPromoter` moves into the
+900 s), the ordinary delayed path (`Sender.store_and_cache`: the store, then the cache's
+delayed set); due later, only the durable `ScheduledMessages`, which `TimerPromoter` moves into the
 ordinary path shortly before the due time; the same for the copy each matching consumer
 group of the queue gets (`fan_out`, as `Sender` fans out a plain send). Also the queue attributes
 `cqs.ApproximateNumberOfScheduledMessages` and `cqs.EarliestScheduledDeliveryTimestamp`.
@@ -12,17 +12,15 @@ Imports model, errors, validation, ports and sibling mechanisms; never an adapte
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from cqs import validation
-from cqs.errors import CqsError, InvalidParameterValue, UnsupportedOperation
+from cqs.errors import InvalidParameterValue, UnsupportedOperation
 from cqs.extension_model import ScheduledSummary
-from cqs.model import BatchFailure, BatchResult, Message, Queue, SendRequest, SendResult
+from cqs.model import BatchResult, Message, Queue, SendRequest, SendResult
 from cqs.ports import ScheduledMessages, Telemetry
 from cqs.service.messages import build_message, send_result
-from cqs.service.sending import MAX_BATCH_PAYLOAD_BYTES, Sender
+from cqs.service.sending import Sender, build_entries, validate_batch, with_group_copies
 from cqs.service.timer_requests import asks_for_timer, requested_due_ms
 
 SCHEDULED_COUNT_ATTRIBUTE = "cqs.ApproximateNumberOfScheduledMessages"
@@ -69,22 +67,14 @@ class TimerMessages:
         self, queue: Queue, entries: Sequence[tuple[str, SendRequest]]
     ) -> BatchResult[SendResult]:
         """A batch where some entry asks for a timer; the others are sent as usual."""
-        validation.validate_batch_entries([entry_id for entry_id, _ in entries])
-        total = sum(validation.message_size(r.body, r.message_attributes) for _, r in entries)
-        validation.validate_batch_size(total, MAX_BATCH_PAYLOAD_BYTES)
+        validate_batch(entries)
         if queue.fifo:
             raise InvalidParameterValue(
                 "Timer messages (cqs.DeliverAt, cqs.DelaySeconds) are not supported on FIFO"
                 " queues."
             )
         now_ms = self._now_ms()
-        built: list[tuple[str, Message]] = []
-        failed: list[BatchFailure] = []
-        for entry_id, request in entries:
-            try:
-                built.append((entry_id, self._build(queue, request, now_ms)))
-            except CqsError as error:
-                failed.append(BatchFailure(entry_id, error))
+        built, failed = build_entries(entries, lambda request: self._build(queue, request, now_ms))
         await self._place_sent(queue, [message for _, message in built], now_ms)
         return BatchResult([(i, send_result(m)) for i, m in built], failed)
 
@@ -102,10 +92,7 @@ class TimerMessages:
             await self._place(target, copies, now_ms)
 
         group_copies = self.fan_out(queue, messages, place) if self.fan_out is not None else None
-        if group_copies is None:  # no groups: no tasks to gather
-            await self._place(queue, messages, now_ms)
-            return
-        await asyncio.gather(self._place(queue, messages, now_ms), group_copies)
+        await with_group_copies(self._place(queue, messages, now_ms), group_copies)
 
     async def _place(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
         """Near ones the ordinary way; far ones only into the durable scheduled store."""
@@ -120,7 +107,7 @@ class TimerMessages:
             await self._scheduled.schedule(queue, far)
             self._telemetry.messages_sent(queue.name, len(far))
         if near:
-            await self._sender.deliver(queue, near)
+            await self._sender.store_and_cache(queue, near)
 
     async def purge(self, queue: Queue) -> None:
         if self._scheduled is not None:

@@ -7,18 +7,11 @@ import time
 import pytest
 
 from admin_ui.login_limits import MAX_ADDRESSES, LoginThrottle
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fixtures.manual_clock import ManualClock
 
 
 def test_an_address_may_fail_the_limit_times_in_any_minute_then_waits_for_the_oldest() -> None:
-    clock = Clock()
+    clock = ManualClock()
     throttle = LoginThrottle(3, clock=clock)
     assert throttle.retry_after("10.0.0.1") is None
     assert throttle.failed("10.0.0.1") is False
@@ -38,7 +31,7 @@ def test_an_address_may_fail_the_limit_times_in_any_minute_then_waits_for_the_ol
 
 
 def test_the_table_keeps_at_most_max_addresses_forgetting_the_longest_quiet() -> None:
-    clock = Clock()
+    clock = ManualClock()
     throttle = LoginThrottle(1, max_addresses=3, clock=clock)
     for number in range(5):
         throttle.failed(f"10.0.0.{number}")

@@ -18,17 +18,10 @@ from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.service import QueueService
 from cqs.service.queue_directory import METADATA_STALE_SECONDS
+from tests.fixtures.manual_clock import ManualClock
 
 OWNER, OTHER, STRANGER = "444455556666", "111122223333", "999988887777"
 REGION = "us-east-1"
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.now = 1_900_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def caller(account: str, *, tls: bool = False) -> Caller:

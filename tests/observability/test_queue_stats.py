@@ -16,6 +16,7 @@ from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.inspector import QueueStats
 from cqs.redis_cache.servers import server_label
 from cqs.service import new_message_id
+from tests.fixtures.manual_clock import ManualClock
 
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000
 
@@ -135,14 +136,6 @@ class ListedNames:
         assert (account_id, region) == HOME
         self.listings += 1
         return self.names
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 async def test_a_burst_of_snapshots_within_the_ttl_reads_redis_once(

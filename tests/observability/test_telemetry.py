@@ -19,14 +19,7 @@ from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService
-
-
-class ManualClock:
-    def __init__(self, now: float = 1_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fixtures.manual_clock import ManualClock
 
 
 def recorder() -> tuple[PrometheusTelemetry, Callable[..., float], ManualClock]:

@@ -19,18 +19,11 @@ from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.service import QueueService
 from cqs.service.queue_directory import METADATA_STALE_SECONDS
+from tests.fixtures.manual_clock import ManualClock
 from tests.resilience.conftest import CASSANDRA_TIMEOUT_SECONDS, FaultyCassandra
 
 OWNER, OTHER = "444455556666", "111122223333"
 REGION = "us-east-1"
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.now = 1_900_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 async def test_another_account_is_not_decided_on_an_old_policy_while_cassandra_is_away(

@@ -6,14 +6,7 @@ import pytest
 
 from cqs.errors import StorageUnavailable
 from cqs.redis_cache.servers import ServerBreaker
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.fixtures.manual_clock import ManualClock
 
 
 def test_a_server_that_never_failed_is_tried() -> None:

@@ -856,3 +856,29 @@ def make_queue(sqs: Any) -> Iterator[Callable[..., str]]:
             sqs.delete_queue(QueueUrl=url)
         except ClientError:
             pass
+
+
+SpokenQueue = Callable[..., str]
+
+
+@pytest.fixture
+def spoken_queue(speaker: Speaker, sqs: Any) -> Iterator[SpokenQueue]:
+    """Create queues through the speaker under test; delete them after the test.
+
+    `spoken_queue(prefix, attributes, fifo=False)` names the queue `unique_name(prefix)`,
+    with ".fifo" and FifoQueue=true added for a FIFO queue."""
+    urls: list[str] = []
+
+    def make(prefix: str, attributes: Mapping[str, str] | None = None, *, fifo: bool = False) -> str:
+        name = unique_name(prefix) + (".fifo" if fifo else "")
+        values = {"FifoQueue": "true", **(attributes or {})} if fifo else attributes
+        url = speaker.create_queue(name, values)
+        urls.append(url)
+        return url
+
+    yield make
+    for url in urls:
+        try:
+            sqs.delete_queue(QueueUrl=url)
+        except ClientError:
+            pass

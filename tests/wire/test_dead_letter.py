@@ -14,6 +14,7 @@ from tests.wire.conftest import (
     REGION,
     QueryClient,
     Speaker,
+    SpokenQueue,
     SqsError,
     queue_path,
     unique_name,
@@ -36,21 +37,9 @@ def redrive_policy(dead_letter_url: str, max_receive_count: int) -> str:
 
 
 @pytest.fixture
-def made(speaker: Speaker, sqs: Any) -> Any:
+def made(spoken_queue: SpokenQueue) -> Callable[..., str]:
     """Create queues through the speaker under test; delete them afterwards."""
-    urls: list[str] = []
-
-    def make(attributes: dict[str, str] | None = None) -> str:
-        url = speaker.create_queue(unique_name("dlq-"), attributes)
-        urls.append(url)
-        return url
-
-    yield make
-    for url in urls:
-        try:
-            sqs.delete_queue(QueueUrl=url)
-        except Exception:
-            pass
+    return lambda attributes=None: spoken_queue("dlq-", attributes)
 
 
 def test_a_message_received_more_than_max_receive_count_moves_to_the_dead_letter_queue(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from tests.wire.conftest import (
     ACCOUNT_ID,
     REGION,
     Speaker,
+    SpokenQueue,
     SqsError,
     receive_within,
     unique_name,
@@ -28,21 +29,9 @@ FIFO_VALUES = {"FifoQueue": "true"}
 
 
 @pytest.fixture
-def fifo_queue(speaker: Speaker, sqs: Any) -> Iterator[Callable[..., str]]:
+def fifo_queue(spoken_queue: SpokenQueue) -> Callable[..., str]:
     """Create FIFO queues through the speaker under test; delete them afterwards."""
-    urls: list[str] = []
-
-    def make(**attributes: str) -> str:
-        url = speaker.create_queue(unique_name("fifo-") + ".fifo", {**FIFO_VALUES, **attributes})
-        urls.append(url)
-        return url
-
-    yield make
-    for url in urls:
-        try:
-            sqs.delete_queue(QueueUrl=url)
-        except Exception:
-            pass
+    return lambda **attributes: spoken_queue("fifo-", attributes, fifo=True)
 
 
 def bodies(received: list[Any]) -> list[str]:

@@ -13,33 +13,18 @@ for the first MessageDeduplicationId, the two messages are treated as duplicates
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
-from tests.wire.conftest import Speaker, unique_name
+from tests.wire.conftest import Speaker, SpokenQueue
 
 Advance = Callable[[float], None]
 
 
 @pytest.fixture
-def fifo_queue(speaker: Speaker, sqs: Any) -> Iterator[Callable[..., str]]:
-    urls: list[str] = []
-
-    def make(**attributes: str) -> str:
-        url = speaker.create_queue(
-            unique_name("fifo-dedup-") + ".fifo", {"FifoQueue": "true", **attributes}
-        )
-        urls.append(url)
-        return url
-
-    yield make
-    for url in urls:
-        try:
-            sqs.delete_queue(QueueUrl=url)
-        except Exception:
-            pass
+def fifo_queue(spoken_queue: SpokenQueue) -> Callable[..., str]:
+    return lambda **attributes: spoken_queue("fifo-dedup-", attributes, fifo=True)
 
 
 def bodies(speaker: Speaker, url: str) -> list[str]:

@@ -13,34 +13,21 @@ test clock, so nothing sleeps through a timeout.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.wire.conftest import Speaker, SqsError, unique_name
+from tests.wire.conftest import Speaker, SpokenQueue, SqsError, unique_name
 
 Advance = Callable[[float], None]
 
 
 @pytest.fixture
-def fifo_queue(speaker: Speaker, sqs: Any) -> Iterator[Callable[..., str]]:
-    urls: list[str] = []
-
-    def make(**attributes: str) -> str:
-        url = speaker.create_queue(
-            unique_name("fifo-expired-") + ".fifo",
-            {"FifoQueue": "true", "ContentBasedDeduplication": "true", **attributes},
-        )
-        urls.append(url)
-        return url
-
-    yield make
-    for url in urls:
-        try:
-            sqs.delete_queue(QueueUrl=url)
-        except Exception:
-            pass
+def fifo_queue(spoken_queue: SpokenQueue) -> Callable[..., str]:
+    return lambda **attributes: spoken_queue(
+        "fifo-expired-", {"ContentBasedDeduplication": "true", **attributes}, fifo=True
+    )
 
 
 def assert_expired(speaker: Speaker, url: str, handle: str) -> None:

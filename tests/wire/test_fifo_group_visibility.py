@@ -17,38 +17,29 @@ with the test clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import pytest
 
-from tests.wire.conftest import Received, Speaker, unique_name
+from tests.wire.conftest import Received, Speaker, SpokenQueue
 
 Advance = Callable[[float], None]
 
 
 @pytest.fixture
-def fifo_queue(speaker: Speaker, sqs: Any) -> Iterator[Callable[..., str]]:
-    urls: list[str] = []
-
+def fifo_queue(speaker: Speaker, spoken_queue: SpokenQueue) -> Callable[..., str]:
     def make(*messages: str) -> str:
         """A queue (VisibilityTimeout 30) holding `messages`, each named "<group>-<n>"."""
-        url = speaker.create_queue(
-            unique_name("fifo-groups-") + ".fifo",
-            {"FifoQueue": "true", "ContentBasedDeduplication": "true",
-             "VisibilityTimeout": "30"},
+        url = spoken_queue(
+            "fifo-groups-",
+            {"ContentBasedDeduplication": "true", "VisibilityTimeout": "30"},
+            fifo=True,
         )
-        urls.append(url)
         for body in messages:
             speaker.send(url, body, group_id=body.split("-")[0])
         return url
 
-    yield make
-    for url in urls:
-        try:
-            sqs.delete_queue(QueueUrl=url)
-        except Exception:
-            pass
+    return make
 
 
 def by_group(received: Sequence[Received]) -> dict[str, list[str]]:
