@@ -125,6 +125,9 @@ class EmbeddedRedis:
             "--dir", str(self._data_dir.resolve()),
             "--logfile", str(self.log_file.resolve()),
             "--daemonize", "no",
+            # Protected mode refuses every client but loopback ones: a server bound to another
+            # address (a test host's network namespace) was put there to be reached.
+            *(["--protected-mode", "no"] if self.host != "127.0.0.1" else []),
         ]  # fmt: skip
         process = subprocess.Popen(
             command,

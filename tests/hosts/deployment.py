@@ -172,7 +172,8 @@ def deployed(
             deployment.start()
             yield deployment
         finally:
-            network.heal()
+            with contextlib.suppress(Exception):  # stop the processes whatever this says
+                network.heal()
             deployment.stop()
     finally:
         network.remove()
