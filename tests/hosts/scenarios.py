@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks._delivery_ledger import Verdict
+from benchmarks._delivery_ledger import DeliveryLedger, Verdict
 from benchmarks._sqs_wire import SqsJsonClient, client_session
 from tests.hosts.deployment import Deployment
 from tests.hosts.network import CASSANDRA_ADDRESSES, REDIS_ADDRESS, inside
@@ -47,7 +47,7 @@ class Load:
     wait_seconds: int = 5
     visibility_seconds: int = 60  # longer than a scenario: every repeat is early
     drain_seconds: float = 60.0
-    linger_seconds: float = 3.0  # after the drain, so that late repeats show
+    linger_seconds: float = 2.0  # after the drain, so that late repeats show
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def cut_from_cassandra(host: str, at: float, lasts: float) -> Fault:
     )
 
 
-def slow_cassandra_link(host: str, at: float, lasts: float, rate: str = "256kbit") -> Fault:
+def slow_cassandra_link(host: str, at: float, lasts: float, rate: str = "64kbit") -> Fault:
     return Fault(
         f"{host}'s link to Cassandra slowed to {rate} {lasts:g} s", at, lasts,
         lambda d: d.network.slow(d.network.host(host), CASSANDRA_ADDRESSES[0], rate),
@@ -132,6 +132,8 @@ class Outcome:
     calls_ok: int
     recovered_seconds: float | None  # end of sends and faults -> nothing missing; None: never
     faults: list[str] = field(default_factory=list)
+    began_at: float = 0.0  # time.time() when the sends began, for reading `ledgers`
+    ledgers: dict[str, DeliveryLedger] = field(default_factory=dict)  # by host
 
     def summary(self) -> str:
         v = self.verdict
@@ -186,7 +188,7 @@ def run_scenario(
         [(f.at, f.inject, False) for f in faults] + [(f.at + f.lasts, f.heal, True) for f in faults],
         key=lambda e: e[0],
     )
-    began = time.monotonic()
+    began, began_at = time.monotonic(), time.time()
     for client in clients:
         client.start()
     last_heal = began
@@ -211,7 +213,9 @@ def run_scenario(
         time.sleep(0.25)
     time.sleep(load.linger_seconds)
     for client in clients:
-        client.stop(load.wait_seconds + 10)
+        client.request_stop()
+    for client in clients:
+        client.join(30)
     failures = [c.failure for c in clients if c.failure is not None]
     if failures:
         raise RuntimeError(f"a host's clients failed: {failures[0]!r}") from failures[0]
@@ -220,7 +224,8 @@ def run_scenario(
         scenario, fifo, ledger.verdict(), deployment.redeliveries([name]),
         order_violations(ledger) if fifo else 0, ledger.errors,
         sum(len(d) for a, d in ledger.durations.items()), recovered,
-        [f"{f.name} at {f.at:.0f} s" for f in faults],
+        [f"{f.name} at {f.at:.0f} s" for f in faults], began_at,
+        {c.job.host.name: c.ledger for c in clients},
     )
 
 

@@ -72,9 +72,12 @@ class HostClients:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self, seconds: float) -> None:
-        """Stop polling (polls in flight get their wait plus a little), then join."""
+    def request_stop(self) -> None:
+        """Stop polling: polls in flight get a second to answer, then they are cancelled
+        (called once every acknowledged message was received)."""
         self._stopping.set()
+
+    def join(self, seconds: float) -> None:
         self._thread.join(seconds)
 
     def _run(self) -> None:
@@ -110,7 +113,7 @@ class HostClients:
             while not self._stopping.is_set():
                 await asyncio.sleep(0.1)
             for pool in pools:
-                await pool.stop(grace_seconds=job.wait_seconds + 2.0)
+                await pool.stop(grace_seconds=1.0)
 
     async def _produce(self, client: SqsJsonClient, index: int, producers: int,
                        began: float) -> None:
