@@ -5,9 +5,9 @@ Owns what the concurrency tools share: `SqsJsonClient` (one aiohttp session, POS
 codes read from `x-amzn-query-error` as botocore does), `ConsumerPool` (N long-polling
 tasks, each ReceiveMessage followed by a DeleteMessageBatch of what it got) and
 `send_messages` (producer tasks alternating SendMessage and SendMessageBatch, FIFO-aware;
-`send_chunk` is one such call),
-all recording into a `DeliveryLedger` (benchmarks/_delivery_ledger.py), and a run's queues
-(`create_queues`, `count_and_delete_queues`).
+`send_chunk` is one such call), all recording into a `DeliveryLedger`
+(benchmarks/_delivery_ledger.py), and a run's queues (`create_queues`,
+`count_and_delete_queues`).
 
 Why not boto3: a boto3 call blocks a thread for the whole long poll, so thousands of
 concurrent 20-second polls would need thousands of threads, each with its own connection
@@ -16,7 +16,7 @@ instead of the server. One event loop with aiohttp holds thousands of waiting re
 a few MB. The server does not check signatures, so no Authorization header is sent.
 
 Used by the benchmarks concurrency_soak, idle_long_polls, duplicate_rate and paper_load (and
-their client modules) and by tests/wire and tests/cluster; imported as
+their client modules) and by tests/wire, tests/cluster and tests/hosts; imported as
 `benchmarks._sqs_wire`. Imports aiohttp and the ledger; never cqs (it sees the server only
 over HTTP).
 """
