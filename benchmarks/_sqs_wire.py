@@ -4,9 +4,10 @@ Owns what the concurrency tools share: `SqsJsonClient` (one aiohttp session, POS
 `X-Amz-Target: AmazonSQS.<Action>` and `Content-Type: application/x-amz-json-1.0`, error
 codes read from `x-amzn-query-error` as botocore does), `ConsumerPool` (N long-polling
 tasks, each ReceiveMessage followed by a DeleteMessageBatch of what it got) and
-`send_messages` (producer tasks alternating SendMessage and SendMessageBatch, FIFO-aware),
-all recording into a `DeliveryLedger` (benchmarks/_delivery_ledger.py), and a run's queues
-(`create_queues`, `count_and_delete_queues`).
+`send_messages` (producer tasks alternating SendMessage and SendMessageBatch, FIFO-aware;
+`send_chunk` is one such call), all recording into a `DeliveryLedger`
+(benchmarks/_delivery_ledger.py), and a run's queues (`create_queues`,
+`count_and_delete_queues`).
 
 Why not boto3: a boto3 call blocks a thread for the whole long poll, so thousands of
 concurrent 20-second polls would need thousands of threads, each with its own connection
@@ -15,7 +16,7 @@ instead of the server. One event loop with aiohttp holds thousands of waiting re
 a few MB. The server does not check signatures, so no Authorization header is sent.
 
 Used by the benchmarks concurrency_soak, idle_long_polls, duplicate_rate and paper_load (and
-their client modules) and by tests/wire and tests/cluster; imported as
+their client modules) and by tests/wire, tests/cluster and tests/hosts; imported as
 `benchmarks._sqs_wire`. Imports aiohttp and the ledger; never cqs (it sees the server only
 over HTTP).
 """
@@ -353,10 +354,19 @@ async def _produce(
         chunk = list(itertools.islice(bodies, next(sizes)))
         if not chunk:
             return
-        if len(chunk) == 1:
-            await _send_one(client, ledger, queue_url, chunk[0], group)
-        else:
-            await _send_batch(client, ledger, queue_url, chunk, group)
+        await send_chunk(client, ledger, queue_url, chunk, group)
+
+
+async def send_chunk(
+    client: SqsJsonClient, ledger: DeliveryLedger, queue_url: str, bodies: Sequence[str],
+    group: str | None = None,
+) -> None:
+    """One SendMessage (one body) or one SendMessageBatch (several), recorded in `ledger`;
+    after a failed call it pauses `PAUSE_AFTER_ERROR_SECONDS` (the bodies are not resent)."""
+    if len(bodies) == 1:
+        await _send_one(client, ledger, queue_url, bodies[0], group)
+    else:
+        await _send_batch(client, ledger, queue_url, list(bodies), group)
 
 
 async def _send_one(

@@ -29,14 +29,14 @@ class EmbeddedRedisError(RuntimeError):
     """redis-server could not be found or did not come up."""
 
 
-def _answering_pid(port: int) -> int | None:
+def _answering_pid(port: int, host: str = "127.0.0.1") -> int | None:
     """The process id of the Redis answering on `port` (INFO server), or None.
 
     Comparing it with our child's pid tells our server apart from another one that
     happened to take the port first.
     """
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+        with socket.create_connection((host, port), timeout=0.5) as connection:
             connection.sendall(b"INFO server\r\n")
             reply = b""
             while b"process_id:" not in reply or not reply.endswith(b"\r\n"):
@@ -53,10 +53,15 @@ def _answering_pid(port: int) -> int | None:
 
 
 class EmbeddedRedis:
-    """One redis-server on 127.0.0.1, its log and working files under `data_dir`."""
+    """One redis-server on 127.0.0.1 (or on `host`, an address of this machine or of the
+    network namespace it is started in), its log and working files under `data_dir`."""
 
-    def __init__(self, data_dir: Path, port: int | None = None, binary: str | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, port: int | None = None, binary: str | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
         self._data_dir = Path(data_dir).resolve()
+        self.host = host
         self._requested_port = port
         self._port: int | None = port
         self._binary = binary
@@ -70,7 +75,7 @@ class EmbeddedRedis:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     @property
     def log_file(self) -> Path:
@@ -113,13 +118,16 @@ class EmbeddedRedis:
         """Start on `port`; return "" once it answers, else why it did not."""
         command = [
             binary,
-            "--bind", "127.0.0.1",
+            "--bind", self.host,
             "--port", str(port),
             "--save", "",
             "--appendonly", "no",
             "--dir", str(self._data_dir.resolve()),
             "--logfile", str(self.log_file.resolve()),
             "--daemonize", "no",
+            # Protected mode refuses every client but loopback ones: a server bound to another
+            # address (a test host's network namespace) was put there to be reached.
+            *(["--protected-mode", "no"] if self.host != "127.0.0.1" else []),
         ]  # fmt: skip
         process = subprocess.Popen(
             command,
@@ -137,7 +145,7 @@ class EmbeddedRedis:
                     f"redis-server exited with {process.returncode} on port {port}: "
                     f"{stderr.strip() or self._log_tail()}"
                 )
-            if _answering_pid(port) == process.pid:
+            if _answering_pid(port, self.host) == process.pid:
                 return ""
             time.sleep(0.05)
         terminate(process, grace=2.0)

@@ -1,0 +1,179 @@
+"""A cqs deployment over the test hosts: Redis and Cassandra behind links, API processes on hosts.
+
+Owns starting and stopping, on a `HostNetwork` (tests/hosts/network.py), the deployed shape
+of issue 26: a redis-server (the embedded launcher, bound to its services address) and an
+embedded Cassandra of the version under test (`CQS_TEST_CASSANDRA`, see
+tests/fixtures/cassandra_node.py; one node, or three with replication factor 3 and QUORUM)
+in the services namespace, and on every API host one or more `cqs serve` processes
+(listening on that host's loopback) that reach Redis and Cassandra only over the host's
+veth link. Also: the Redis stall (SIGSTOP / SIGCONT) and each server's redelivery counters
+by reason (`cqs_messages_redelivered_total`), which name the cause of early duplicates.
+
+`deployed(...)` is the context manager the fixture and the benchmark use: whatever fails,
+every process is stopped and every namespace removed on the way out. Imports the embedded
+launchers, the test fixtures' `CqsProcess` and the network; never the service.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import urllib.request
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
+from cqs.embedded.redis_server import EmbeddedRedis
+from tests.fixtures.cassandra_cluster import QUORUM_ARGS
+from tests.fixtures.cassandra_node import cassandra_version_under_test
+from tests.fixtures.cqs_server import CqsProcess
+from tests.hosts.network import REDIS_ADDRESS, Host, HostNetwork, inside
+
+CASSANDRA_TIMEOUT_SECONDS = 2.0
+_REDELIVERED = re.compile(
+    r'^cqs_messages_redelivered_total\{(?=[^}]*queue="(?P<queue>[^"]*)")'
+    r'(?=[^}]*reason="(?P<reason>[^"]*)")[^}]*\}\s+(?P<value>\S+)$'
+)
+
+
+@dataclass(frozen=True)
+class ApiServer:
+    host: Host
+    process: CqsProcess
+
+    @property
+    def url(self) -> str:
+        return self.process.url
+
+
+class Deployment:
+    """Redis, Cassandra and the API servers of `layout` (host name -> processes)."""
+
+    def __init__(
+        self, network: HostNetwork, work_dir: Path, layout: Mapping[str, int],
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.network = network
+        self.work_dir = work_dir
+        self.layout = dict(layout)
+        self.extra_args = tuple(extra_args)
+        self.redis: EmbeddedRedis | None = None
+        self.cassandra: EmbeddedCassandraCluster | None = None
+        self.servers: list[ApiServer] = []
+        self.keyspace = "hosts_" + uuid.uuid4().hex[:12]
+        self.redis_paused = False
+
+    def start(self) -> None:
+        with inside(self.network.services):
+            self.redis = EmbeddedRedis(self.work_dir / "redis", host=REDIS_ADDRESS)
+            self.redis.start()
+            self.cassandra = EmbeddedCassandraCluster(
+                self.work_dir / "cassandra", addresses=self.network.cassandra_addresses,
+                version=cassandra_version_under_test(),
+            )
+            self.cassandra.start()
+        for name, count in self.layout.items():
+            host = self.network.host(name)
+            for _ in range(count):
+                self.servers.append(ApiServer(host, self._start_server(host)))
+
+    def _start_server(self, host: Host) -> CqsProcess:
+        assert self.redis is not None and self.cassandra is not None
+        logs = self.work_dir / f"logs-{host.name}"
+        logs.mkdir(parents=True, exist_ok=True)
+        cluster = QUORUM_ARGS if len(self.network.cassandra_addresses) > 1 else (
+            "--cassandra-timeout-seconds", str(CASSANDRA_TIMEOUT_SECONDS))
+        for attempt in (1, 2):
+            with inside(host.namespace):
+                server = CqsProcess(
+                    [self.redis.url], ",".join(self.cassandra.contact_points), logs,
+                    self.keyspace, [*cluster, *self.extra_args],
+                )
+                try:
+                    server.start()
+                    return server
+                except RuntimeError:
+                    # The first server creates the schema, which a JVM that has just started
+                    # can answer slower than the 2-s timeout; cqs serve then exits.
+                    if attempt == 2:
+                        raise
+        raise AssertionError("unreachable")
+
+    def stop(self) -> None:
+        for server in self.servers:
+            with contextlib.suppress(Exception):
+                server.process.stop()
+        if self.redis is not None:
+            self.resume_redis()
+            self.redis.stop()
+        if self.cassandra is not None:
+            self.cassandra.stop()
+
+    # --- who is where ----------------------------------------------------------------------
+
+    def servers_on(self, *host_names: str) -> list[ApiServer]:
+        return [s for s in self.servers if s.host.name in host_names]
+
+    # --- faults ----------------------------------------------------------------------------
+
+    def pause_redis(self) -> None:
+        """SIGSTOP: connections stay open, nothing answers, the data is kept."""
+        assert self.redis is not None
+        os.kill(self.redis.pid, signal.SIGSTOP)
+        self.redis_paused = True
+
+    def resume_redis(self) -> None:
+        if self.redis is not None and self.redis_paused:
+            os.kill(self.redis.pid, signal.SIGCONT)
+            self.redis_paused = False
+
+    # --- what the servers say --------------------------------------------------------------
+
+    def redeliveries(self, queue_names: Sequence[str]) -> Counter[str]:
+        """Redeliveries of these queues by reason, summed over every server."""
+        reasons: Counter[str] = Counter()
+        for server in self.servers:
+            with inside(server.host.namespace):
+                try:
+                    with urllib.request.urlopen(server.url + "/metrics", timeout=5) as reply:
+                        text = reply.read().decode()
+                except OSError:
+                    continue
+            for line in text.splitlines():
+                found = _REDELIVERED.match(line)
+                if found and found["queue"] in queue_names:
+                    reasons[found["reason"]] += int(float(found["value"]))
+        return reasons
+
+    def log_tails(self, chars: int = 1500) -> str:
+        return "\n".join(
+            f"--- cqs on {s.host.name} port {s.process.port} ---\n{s.process.log_tail(chars)}"
+            for s in self.servers
+        )
+
+
+@contextlib.contextmanager
+def deployed(
+    work_dir: Path, layout: Mapping[str, int], cassandra_nodes: int = 1,
+    extra_args: Sequence[str] = (),
+) -> Iterator[Deployment]:
+    """A network of len(layout) API hosts and a running deployment on it; everything is
+    stopped and removed when the block ends, however it ends."""
+    network = HostNetwork(len(layout), cassandra_nodes)
+    network.create()
+    try:
+        deployment = Deployment(network, work_dir, layout, extra_args)
+        try:
+            deployment.start()
+            yield deployment
+        finally:
+            with contextlib.suppress(Exception):  # stop the processes whatever this says
+                network.heal()
+            deployment.stop()
+    finally:
+        network.remove()

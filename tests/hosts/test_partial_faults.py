@@ -1,0 +1,68 @@
+"""Issue 26 in the deployed shape: partial faults under load lose nothing acknowledged.
+
+Five API processes on three test hosts (network namespaces; h1 sends, h2 receives, h3 does
+both) share one Redis and one Cassandra over veth links. Each test sends 1,200 messages
+paced over 8 s to a fresh queue while 200 long polls receive and delete, injects its
+fault 3 s into the sends, heals it, drains, and checks every message id: none lost (the
+assertion), and early duplicates with the servers' redelivery reasons (printed: a refill
+after a cut or a stall loads other processes' deliveries visible, docs/reliability.md).
+Wall clock: the faults are real (routes, SIGSTOP, a narrow link) and last seconds under
+load, which is what is tested.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hosts.deployment import Deployment
+from tests.hosts.scenarios import Load, Outcome, purge_and_resend, run_scenario, standard_faults
+
+LOAD = Load(messages=1200, send_seconds=8.0, polls=200, visibility_seconds=20)
+
+
+def checked(outcome: Outcome) -> Outcome:
+    """0 lost is asserted. Repeats (early, after delete) and FIFO order violations are
+    printed with the servers' redelivery reasons: a cache dropped after a missed write is
+    refilled without other processes' deliveries (docs/reliability.md, known weaknesses)."""
+    print(outcome.summary())
+    verdict = outcome.verdict
+    assert verdict.sent > LOAD.messages // 2, outcome.summary()  # the load did run
+    assert not verdict.lost, f"lost {len(verdict.lost)}: {verdict.lost[:10]}; {outcome.summary()}"
+    return outcome
+
+
+@pytest.mark.timeout(150)
+def test_a_sending_host_cut_off_from_redis_loses_nothing(deployment: Deployment) -> None:
+    """h1 (sends only) cannot reach Redis for 5 s; its sends are stored in Cassandra and
+    must reach h2 and h3's receivers once h1 is back."""
+    checked(run_scenario(deployment, "cut", LOAD, standard_faults("cut")))
+
+
+@pytest.mark.timeout(150)
+def test_a_redis_stall_under_senders_and_receivers_loses_nothing(deployment: Deployment) -> None:
+    checked(run_scenario(deployment, "stall", LOAD, standard_faults("stall")))
+
+
+@pytest.mark.timeout(150)
+def test_a_slow_link_to_cassandra_loses_nothing(deployment: Deployment) -> None:
+    """h1's traffic with Cassandra squeezed to 64 kbit/s for 7.5 s: sends through it slow
+    down or time out (not acknowledged); none acknowledged is lost, and with Redis
+    untouched nothing is delivered twice before its visibility timeout."""
+    outcome = checked(run_scenario(deployment, "slow", LOAD, standard_faults("slow")))
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+
+
+@pytest.mark.timeout(180)
+def test_a_fifo_queue_through_cut_stall_and_slow_link_loses_nothing_and_keeps_order(
+    deployment: Deployment,
+) -> None:
+    """h1 cut off from Redis, then Redis stalled, then h3's link to Cassandra slowed, one
+    after another over 16 s of FIFO sends (a message group per producer); then a message
+    whose deduplication id was sent before a PurgeQueue is sent again and must be delivered
+    (SQS does; cqs once answered with the purged message's id and delivered nothing)."""
+    load = Load(messages=1200, send_seconds=16.0, polls=200, visibility_seconds=20)
+    checked(run_scenario(deployment, "fifo", load, standard_faults("all", at=2.0, lasts=3.0),
+                         fifo=True))
+    first, second, received = purge_and_resend(deployment)
+    assert second != first, "the send after PurgeQueue was answered as a duplicate"
+    assert received == [second], received
