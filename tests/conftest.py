@@ -16,10 +16,11 @@ pytest_plugins = [
     "tests.fixtures.cassandra_node",
     "tests.fixtures.cqs_server",
     "tests.fixtures.cassandra_cluster",
+    "tests.fixtures.redis_cluster",
 ]
 
 # Folders whose session- or package-scoped servers every module of theirs uses.
-WHOLE_FOLDERS = ("tests/spark/", "tests/admin/")
+WHOLE_FOLDERS = ("tests/spark/", "tests/admin/", "tests/wire/on_redis_cluster/")
 
 
 @pytest.hookimpl(optionalhook=True)

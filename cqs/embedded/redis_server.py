@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -55,7 +56,19 @@ def _answering_pid(port: int) -> int | None:
 class EmbeddedRedis:
     """One redis-server on 127.0.0.1, its log and working files under `data_dir`."""
 
-    def __init__(self, data_dir: Path, port: int | None = None, binary: str | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        binary: str | None = None,
+        *,
+        config_file: Path | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        """`config_file` and `extra_args`: for a cluster node or a Sentinel (`--sentinel`
+        needs a config file it can rewrite); the defaults make the plain cache server."""
+        self._config_file = config_file
+        self._extra_args = tuple(extra_args)
         self._data_dir = Path(data_dir).resolve()
         self._requested_port = port
         self._port: int | None = port
@@ -113,6 +126,7 @@ class EmbeddedRedis:
         """Start on `port`; return "" once it answers, else why it did not."""
         command = [
             binary,
+            *([str(self._config_file)] if self._config_file is not None else []),
             "--bind", "127.0.0.1",
             "--port", str(port),
             "--save", "",
@@ -120,6 +134,7 @@ class EmbeddedRedis:
             "--dir", str(self._data_dir.resolve()),
             "--logfile", str(self.log_file.resolve()),
             "--daemonize", "no",
+            *self._extra_args,
         ]  # fmt: skip
         process = subprocess.Popen(
             command,
