@@ -52,7 +52,9 @@ class ListenedQueues:
         return new
 
     def current(self) -> list[QueueIdentity]:
-        return list(self._until)
+        """The queues listened on now (a lapsed one is unsubscribed at the next `listen`)."""
+        now = self._clock()
+        return [queue for queue, until in self._until.items() if until > now]
 
     def lapse(self) -> list[QueueIdentity]:
         """Forget (and return) the queues whose lease has lapsed."""

@@ -60,17 +60,24 @@ def drill_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRed
         cluster.stop()
 
 
+def start_api_processes(start_cqs_server: StartServer, urls: list[str]) -> list[CqsProcess]:
+    """Four API processes of one deployment: the first two send, the last two receive."""
+    keyspace = "drill_" + uuid.uuid4().hex[:8]
+    return [
+        start_cqs_server(urls, keyspace=keyspace, extra_args=["--cassandra-timeout-seconds", "2"])
+        for _ in range(4)
+    ]
+
+
 @pytest.fixture(scope="module")
 def api_processes(
     drill_cluster: LocalRedisCluster, start_cqs_server: StartServer
-) -> list[CqsProcess]:
-    """Four API processes of one deployment: the first two send, the last two receive."""
-    keyspace = "cluster_drill_" + uuid.uuid4().hex[:8]
-    return [
-        start_cqs_server(drill_cluster.urls, keyspace=keyspace,
-                         extra_args=["--cassandra-timeout-seconds", "2"])
-        for _ in range(4)
-    ]  # fmt: skip
+) -> Iterator[list[CqsProcess]]:
+    """Stopped with the module's cluster, not at the end of the session."""
+    processes = start_api_processes(start_cqs_server, drill_cluster.urls)
+    yield processes
+    for process in processes:
+        process.stop()
 
 
 @pytest.fixture

@@ -17,19 +17,14 @@ import pytest
 from tests.fixtures.cqs_server import StartServer
 from tests.fixtures.redis_cluster import LocalSentinels, wait_until
 from tests.resilience.conftest import Ledger
-from tests.resilience.test_redis_cluster_failover import check, run_drill
+from tests.resilience.test_redis_cluster_failover import check, run_drill, start_api_processes
 
 
 @pytest.mark.timeout(240)
 def test_sentinel_failover_under_load_loses_nothing(
     redis_sentinels: LocalSentinels, start_cqs_server: StartServer
 ) -> None:
-    keyspace = "sentinel_drill_" + uuid.uuid4().hex[:8]
-    api = [
-        start_cqs_server(redis_sentinels.urls, keyspace=keyspace,
-                         extra_args=["--cassandra-timeout-seconds", "2"])
-        for _ in range(4)
-    ]  # fmt: skip
+    api = start_api_processes(start_cqs_server, redis_sentinels.urls)
     assert redis_sentinels.primary is not None and redis_sentinels.replica is not None
     old_primary, replica = redis_sentinels.primary, redis_sentinels.replica
 
@@ -42,5 +37,11 @@ def test_sentinel_failover_under_load_loses_nothing(
         return f"primary {old_primary.port} killed, Sentinel promoted {replica.port}"
 
     ledger = Ledger()
-    fault_seconds, note = run_drill(api, "sentinel-" + uuid.uuid4().hex[:10], kill_primary, ledger)
+    try:
+        fault_seconds, note = run_drill(
+            api, "sentinel-" + uuid.uuid4().hex[:10], kill_primary, ledger
+        )
+    finally:
+        for process in api:
+            process.stop()
     check(ledger, "Sentinel failover", fault_seconds, note)

@@ -28,15 +28,24 @@ def wire_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedi
 
 
 @pytest.fixture(scope="package")
-def cqs_server(wire_cluster: LocalRedisCluster, start_cqs_server: StartServer) -> CqsProcess:
-    return start_cqs_server(wire_cluster.urls)
+def cqs_server(
+    wire_cluster: LocalRedisCluster, start_cqs_server: StartServer
+) -> Iterator[CqsProcess]:
+    """Stopped with the package's cluster, not at the end of the session."""
+    server = start_cqs_server(wire_cluster.urls)
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="package")
-def clock_server(wire_cluster: LocalRedisCluster, start_cqs_server: StartServer) -> CqsProcess:
+def clock_server(
+    wire_cluster: LocalRedisCluster, start_cqs_server: StartServer
+) -> Iterator[CqsProcess]:
     """The server of the tests that move time. It may share the cluster with `cqs_server`:
     on a cluster each process sweeps only the queues its own long polls wait on, so its
     clock never returns another server's messages early."""
-    return start_cqs_server(
+    server = start_cqs_server(
         wire_cluster.urls, extra_args=["--expiry-trim-seconds", "1"], test_clock=True
     )
+    yield server
+    server.stop()
