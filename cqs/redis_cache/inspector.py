@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from redis.exceptions import ResponseError
 
@@ -160,10 +160,8 @@ class RedisInspector:
             )
         except (StorageError, ResponseError):
             return {server.label: None}
-        return {
-            str(node): (str(answer["maxmemory-policy"]) if "maxmemory-policy" in answer else None)
-            for node, answer in dict(reply).items()
-        }
+        by_node = cast("dict[str, dict[str, str]]", reply)
+        return {node: answer.get("maxmemory-policy") for node, answer in by_node.items()}
 
     async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
         servers = self._pool.servers

@@ -134,7 +134,7 @@ class SentinelServer(RedisServer):
         observe_pool: PoolObserver | None = None,
     ) -> None:
         self._topology = topology
-        self._sentinel = Sentinel(
+        self._sentinel = Sentinel(  # type: ignore[no-untyped-call]
             list(topology.nodes),
             sentinel_kwargs={
                 "socket_timeout": limits.socket_timeout,

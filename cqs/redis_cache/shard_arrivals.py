@@ -100,7 +100,7 @@ class _ShardFeed:
             raise ConnectionError(f"no node owns the slot of {channel}")
         pubsub = self._pubsubs.get(node.name)
         if pubsub is None:
-            pubsub = self._node_client(node.host, node.port).pubsub()
+            pubsub = self._node_client(str(node.host), int(node.port)).pubsub()
             self._pubsubs[node.name] = pubsub
         await pubsub.ssubscribe(channel)
         if node.name not in self._readers or self._readers[node.name].done():
@@ -202,8 +202,8 @@ class ShardArrivals:
         feed = _ShardFeed(self._cluster, self._node_client)
         self._feeds.add(feed)
         try:
-            for queue in self.listened.current():
-                await feed.subscribe(QueueKeys(queue).arrivals)
+            for listened in self.listened.current():
+                await feed.subscribe(QueueKeys(listened).arrivals)
             while (queue_key := await feed.names.get()) is not None:
                 queue = queue_from_key(queue_key)
                 if queue is not None:
