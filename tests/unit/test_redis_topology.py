@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cqs.main import main
 from cqs.model import QueueIdentity
 from cqs.redis_cache.keys import QueueKeys, script_keys
 from cqs.redis_cache.topology import TopologyKind, parse_topology
@@ -60,3 +61,13 @@ def test_under_a_cluster_every_key_of_a_queue_script_shares_the_queue_hash_tag()
     assert all(tag in key for key in script_keys(queue, clustered=True))
     assert not all(tag in key for key in script_keys(queue))  # one server: cqs:due is shared
     assert tag in QueueKeys(queue).arrivals
+
+
+def test_serve_refuses_a_mixed_list_before_starting_anything(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--redis-urls", "redis://a:6379/0,redis-cluster://b:7000",
+              "--cassandra-hosts", "127.0.0.1:1"])  # fmt: skip
+    assert exit_info.value.code == 2
+    assert "mixes" in capsys.readouterr().err
