@@ -5,8 +5,8 @@ Owns how these two reach Redis:
 - `ClusterServer` holds redis-py's cluster client, which reads the slot map from the seed
   nodes, follows MOVED and ASK (resharding, failover) and reloads the map when a node stops
   answering. A script runs on the node that owns its queue's slot (every key of a queue
-  shares the queue's hash tag). Script calls go through the client, not the auto-pipeline
-  of a single server (one connection there; here a batch would span nodes). The breaker is
+  shares the queue's hash tag). Script calls go through an auto-pipeline per node (as on a
+  single server), and through the cluster client when a node redirects them. The breaker is
   the whole cluster's: while a primary is down and not yet replaced, its calls fail as
   `StorageUnavailable` and the service serves from Cassandra, as for one server;
 - `SentinelServer` is a single server whose connections ask the Sentinels for the current
@@ -27,8 +27,18 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.commands.core import AsyncScript
-from redis.exceptions import ClusterError, RedisClusterException, TryAgainError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    ClusterError,
+    MovedError,
+    RedisClusterException,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from cqs.redis_cache.pipelining import ScriptPipeline
 from cqs.redis_cache.servers import (
     BackendObserver,
     PoolObserver,
@@ -82,7 +92,9 @@ class ClusterServer(RedisServer):
         return cast("Redis", cluster)
 
     def _new_script_pipeline(self) -> Any:
-        return None  # scripts go through the cluster client (`eval_script`)
+        self._node_pipelines: dict[str, ScriptPipeline] = {}
+        self._slot_map_reading: asyncio.Future[None] | None = None
+        return None  # one pipeline per node, made on first use (`eval_script`)
 
     @property
     def cluster(self) -> RedisCluster:
@@ -90,14 +102,48 @@ class ClusterServer(RedisServer):
 
     @property
     def script_flushes(self) -> int:
-        return 0
+        return sum(pipeline.flushes for pipeline in self._node_pipelines.values())
 
     async def eval_script(
         self, script: AsyncScript, keys: Sequence[str], args: Sequence[str | int]
     ) -> Any:
-        """EVALSHA on the node that owns the keys' slot (loading the script there when it
-        does not know it: a new node, a promoted replica)."""
-        return await script(keys=keys, args=args)
+        """EVALSHA through the auto-pipeline of the node that owns the keys' slot, as for one
+        server (the calls of a loop turn share one write per node).
+
+        A redirect (MOVED, ASK: the slot moved or is moving; TRYAGAIN, CLUSTERDOWN) is an
+        answer the script did not run, so the call is sent again through the cluster client,
+        which follows it and reads the slot map again. A connection failure is ambiguous (the
+        script may have run): it fails the call, as on one server, and the slot map is read
+        again for the next calls (a failover may be under way)."""
+        cluster = self.cluster
+        await cluster.initialize()
+        node = cluster.get_node_from_key(keys[0])
+        if node is None:
+            return await script(keys=keys, args=args)
+        pipeline = self._node_pipelines.get(node.name)
+        if pipeline is None:
+            options = dict(node.connection_kwargs, retry=Retry(NoBackoff(), 0))
+            pipeline = ScriptPipeline(node.connection_class(**options))
+            self._node_pipelines[node.name] = pipeline
+        try:
+            return await pipeline.run(script, keys, args)
+        except (AskError, MovedError, TryAgainError, ClusterDownError):
+            return await script(keys=keys, args=args)
+        except (RedisConnectionError, RedisTimeoutError, OSError):
+            if self._node_pipelines.get(node.name) is pipeline:
+                del self._node_pipelines[node.name]
+                await pipeline.close()
+            self._reread_slot_map()
+            raise
+
+    def _reread_slot_map(self) -> None:
+        """Read the slot map again in the background, once at a time."""
+        if self._slot_map_reading is None or self._slot_map_reading.done():
+            self._slot_map_reading = asyncio.ensure_future(self._read_slot_map())
+
+    async def _read_slot_map(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.cluster.nodes_manager.initialize()
 
     async def _drop_idle_connections(self) -> None:
         pass  # the cluster client drops a failed node's connections itself
@@ -118,6 +164,10 @@ class ClusterServer(RedisServer):
                 await probe.aclose()
 
     async def close(self) -> None:
+        if self._slot_map_reading is not None:
+            self._slot_map_reading.cancel()
+        for pipeline in self._node_pipelines.values():
+            await pipeline.close()
         await self.client.aclose()
         await self.feed_client.aclose()
 
