@@ -89,7 +89,7 @@ class _ShardFeed:
     async def unsubscribe(self, channel: str) -> None:
         self._channels.discard(channel)
         self._orphans.discard(channel)
-        for pubsub in self._pubsubs.values():
+        for pubsub in list(self._pubsubs.values()):  # a reader may drop one meanwhile
             if channel.encode() in pubsub.shard_channels or channel in pubsub.shard_channels:
                 with contextlib.suppress(Exception):
                     await pubsub.sunsubscribe(channel)
@@ -165,7 +165,7 @@ class _ShardFeed:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for pubsub in self._pubsubs.values():
+        for pubsub in list(self._pubsubs.values()):
             with contextlib.suppress(Exception):
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
         self._pubsubs.clear()
@@ -192,7 +192,7 @@ class ShardArrivals:
         """Subscribe every feed to the queue's channel (first listen only), and forget the
         queues whose long polls stopped listening."""
         for lapsed in self.listened.lapse():
-            for feed in self._feeds:
+            for feed in list(self._feeds):
                 await feed.unsubscribe(QueueKeys(lapsed).arrivals)
         if self.listened.add(queue, ttl_ms):
             for feed in list(self._feeds):

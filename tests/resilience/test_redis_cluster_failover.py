@@ -93,10 +93,27 @@ def healthy_cluster(drill_cluster: LocalRedisCluster) -> Iterator[LocalRedisClus
     drill_cluster.wait_healthy(60)
 
 
+# What the API processes log about the queue's cache during a drill: the evidence for the
+# cause of early duplicates (the outage path: failed writes, dropped caches, refills).
+CACHE_EVENTS = {
+    "failed cache writes": "cache add failed",
+    "caches dropped as stale": "dropped to be refilled",
+    "refills": "filling the cache of queue",
+}
+
+
+def cache_events(api: list[CqsProcess], offsets: list[int], queue_name: str) -> dict[str, int]:
+    logged = [line for process, offset in zip(api, offsets, strict=True)
+              for line in process.log_tail_since(offset).splitlines() if queue_name in line]  # fmt: skip
+    return {what: sum(marker in line for line in logged) for what, marker in CACHE_EVENTS.items()}
+
+
 def run_drill(
     api: list[CqsProcess], queue_name: str, fault: Any, ledger: Ledger
 ) -> tuple[float, str]:
-    """Load the queue, apply `fault()` halfway, drain; (seconds the fault took, its note)."""
+    """Load the queue, apply `fault()` halfway, drain; (seconds the fault took, its note
+    with what the API processes logged about the queue's cache)."""
+    offsets = [process.log_path.stat().st_size for process in api]
     senders, receivers = api[:2], api[2:]
     url = sqs_client(senders[0].url).create_queue(QueueName=queue_name)["QueueUrl"]
     sending = Workload(ledger, [(s.url, url) for s in senders], producers=4, consumers=0)
@@ -117,7 +134,7 @@ def run_drill(
     finally:
         sending.stop()
         receiving.stop()
-    return fault_seconds, note
+    return fault_seconds, f"{note}; logged: {cache_events(api, offsets, queue_name)}"
 
 
 def check(ledger: Ledger, drill: str, fault_seconds: float, note: str) -> None:
@@ -131,6 +148,8 @@ def check(ledger: Ledger, drill: str, fault_seconds: float, note: str) -> None:
     assert ledger.lost() == [], f"{drill} lost acknowledged messages: {ledger.summary()}"
     assert ledger.unexpected() == [], f"{drill}: messages nobody sent: {ledger.unexpected()[:5]}"
     assert ledger.resurrected() == [], f"{drill}: deleted messages came back"
+    internal = [error for error in ledger.errors() if error.endswith(":InternalError")]
+    assert not internal, f"{drill}: the server failed with 500s: {internal}"
 
 
 @pytest.mark.timeout(240)
