@@ -71,7 +71,8 @@ from cqs.operations.tls_settings import (
     redis_tls,
 )
 from cqs.redis_cache.cache import RedisMessageCache
-from cqs.redis_cache.servers import server_label
+from cqs.redis_cache.pool import cache_labels
+from cqs.redis_cache.topology import parse_topology
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService
 from cqs.settings import Settings, add_setting_flags, load_settings
@@ -143,7 +144,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             ),
             readiness=ReadinessProbe(
                 cache.ping_servers, session.ping,
-                redis_labels=[server_label(url) for url in settings.redis_urls],
+                redis_labels=cache_labels(settings.redis_urls),
             ),
             service=service,
         )
@@ -383,6 +384,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in not_settings}
     try:
         settings = load_settings(flags=flags, secrets=secrets_from_supervisor())
+        if settings.redis_urls:
+            parse_topology(settings.redis_urls)  # servers, one cluster or one Sentinel set
     except ValueError as error:  # a bad value, or the test clock outside tests
         parser.error(str(error))
     configure_logging(settings)

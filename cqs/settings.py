@@ -25,7 +25,9 @@ class Settings:
     region: str = "us-east-1"
     # Fixed base of queue URLs (e.g. behind a load balancer); None: the request's Host header.
     base_url: str | None = None
-    # Empty: start an embedded redis-server under data_dir.
+    # Empty: start an embedded redis-server under data_dir. redis:// URLs: servers on cqs's
+    # ring; redis-cluster://host:port entries: seeds of one Redis Cluster;
+    # redis-sentinel://host:port/<primary> entries: the Sentinels of one primary.
     redis_urls: tuple[str, ...] = ()
     # Empty: start an embedded Cassandra under data_dir.
     cassandra_hosts: tuple[str, ...] = ()

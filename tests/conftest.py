@@ -17,11 +17,12 @@ pytest_plugins = [
     "tests.fixtures.cassandra_node",
     "tests.fixtures.cqs_server",
     "tests.fixtures.cassandra_cluster",
+    "tests.fixtures.redis_cluster",
 ]
 
 # Folders whose session- or package-scoped servers every module of theirs uses (the
-# cluster drills share one 3-node Cassandra ring).
-WHOLE_FOLDERS = ("tests/spark/", "tests/admin/", "tests/cluster/")
+# cluster drills share one 3-node Cassandra ring; the Redis Cluster scenarios one cluster).
+WHOLE_FOLDERS = ("tests/spark/", "tests/admin/", "tests/cluster/", "tests/wire/on_redis_cluster/")
 
 
 @pytest.hookimpl(optionalhook=True)

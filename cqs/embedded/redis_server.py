@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -57,9 +58,19 @@ class EmbeddedRedis:
     network namespace it is started in), its log and working files under `data_dir`."""
 
     def __init__(
-        self, data_dir: Path, port: int | None = None, binary: str | None = None,
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        binary: str | None = None,
         host: str = "127.0.0.1",
+        *,
+        config_file: Path | None = None,
+        extra_args: Sequence[str] = (),
     ) -> None:
+        """`config_file` and `extra_args`: for a cluster node or a Sentinel (`--sentinel`
+        needs a config file it can rewrite); the defaults make the plain cache server."""
+        self._config_file = config_file
+        self._extra_args = tuple(extra_args)
         self._data_dir = Path(data_dir).resolve()
         self.host = host
         self._requested_port = port
@@ -118,6 +129,7 @@ class EmbeddedRedis:
         """Start on `port`; return "" once it answers, else why it did not."""
         command = [
             binary,
+            *([str(self._config_file)] if self._config_file is not None else []),
             "--bind", self.host,
             "--port", str(port),
             "--save", "",
@@ -128,6 +140,7 @@ class EmbeddedRedis:
             # Protected mode refuses every client but loopback ones: a server bound to another
             # address (a test host's network namespace) was put there to be reached.
             *(["--protected-mode", "no"] if self.host != "127.0.0.1" else []),
+            *self._extra_args,
         ]  # fmt: skip
         process = subprocess.Popen(
             command,

@@ -22,8 +22,9 @@ from cqs.operations.tls_settings import redis_tls
 from cqs.ports import Telemetry
 from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.promotion_leases import RedisPromotionLeases
-from cqs.redis_cache.servers import ServerLimits, ServerPool
+from cqs.redis_cache.servers import ServerLimits
 from cqs.service import QueueService, ServiceTuning
 from cqs.settings import Settings
 

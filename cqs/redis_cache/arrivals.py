@@ -4,7 +4,8 @@ Owns the subscriptions behind `RedisMessageCache.arrivals()`: each iterator hold
 pub/sub connection per server on the server's arrivals channel; a lost connection is
 retried with a growing delay, and names published meanwhile are missed (long polls must
 still re-check on their own timer). Imports redis (through `servers.py`) and its own
-package; never the service, aiohttp or cassandra.
+package; never the service, aiohttp or cassandra. Under Redis Cluster the feed is
+`shard_arrivals.py`'s instead (`shard_arrivals_of`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,15 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
 from cqs.model import QueueIdentity
 from cqs.redis_cache.keys import ARRIVALS_CHANNEL, queue_from_key
-from cqs.redis_cache.servers import RedisServer, ServerPool
+from cqs.redis_cache.managed_servers import ClusterServer
+from cqs.redis_cache.pool import ServerPool
+from cqs.redis_cache.servers import RedisServer, ServerLimits
+from cqs.redis_cache.shard_arrivals import ShardArrivals
 
 log = logging.getLogger(__name__)
 
@@ -99,3 +106,22 @@ async def _follow_arrivals(server: RedisServer, names: asyncio.Queue[str | None]
             await pubsub.aclose()  # type: ignore[no-untyped-call]
         await asyncio.sleep(delay)
         delay = min(delay * 2, RESUBSCRIBE_MAX_DELAY_S)
+
+
+def shard_arrivals_of(pool: ServerPool, limits: ServerLimits) -> ShardArrivals | None:
+    """The sharded arrivals of a cluster pool; None for servers or a Sentinel primary."""
+    if not pool.clustered:
+        return None
+    [server] = pool.servers
+    assert isinstance(server, ClusterServer)
+    return ShardArrivals(
+        server.cluster,
+        {
+            "username": pool.topology.username,
+            "password": pool.topology.password,
+            "socket_connect_timeout": limits.connect_timeout,
+            "socket_timeout": limits.socket_timeout,
+            "retry": Retry(NoBackoff(), 0),  # a broken subscription is handled by the feed
+            "client_name": "cqs-arrivals",
+        },
+    )

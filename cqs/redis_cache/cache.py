@@ -37,16 +37,17 @@ from cqs.model import (
     VisibilityOutcome,
 )
 from cqs.redis_cache import sweep
-from cqs.redis_cache.arrivals import Arrivals
+from cqs.redis_cache.arrivals import Arrivals, shard_arrivals_of
 from cqs.redis_cache.inspector import QueueStats, RedisInspector
 from cqs.redis_cache.keys import (
-    ARRIVALS_CHANNEL,
     STATE_FILLING_PREFIX,
     STATE_READY,
     QueueKeys,
+    arrivals_channel,
     filling_state,
     script_keys,
 )
+from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.replies import (
     decode_receive,
     dedup_field,
@@ -58,7 +59,6 @@ from cqs.redis_cache.servers import (
     PoolObserver,
     RedisTls,
     ServerLimits,
-    ServerPool,
 )
 
 TRIM_BATCH = 1000  # messages one trim_expired call drops at most (one short script run)
@@ -94,6 +94,8 @@ class RedisMessageCache:
         )
         self._pool = ServerPool(urls, limits, observe=observe, observe_pool=observe_pool, tls=tls)
         self._arrivals = Arrivals(self._pool)
+        # Under Redis Cluster: per-queue shard channels, and the queues this process listens on
+        self._shard_arrivals = shard_arrivals_of(self._pool, limits)
         self._inspector = RedisInspector(self._pool)
 
     def _now_ms(self) -> int:
@@ -106,7 +108,12 @@ class RedisMessageCache:
     async def _script(self, queue: QueueIdentity, script: str, args: Sequence[str | int]) -> Any:
         server = self._pool.holder_of(queue)
         registered = getattr(server.scripts, script)
-        return await self._pool.run_script(server, registered, script_keys(queue), args)
+        return await self._pool.run_script(
+            server, registered, script_keys(queue, self._pool.clustered), args
+        )
+
+    def _channel(self, queue: QueueIdentity) -> str:
+        return arrivals_channel(queue, self._pool.clustered)
 
     # --- fill -----------------------------------------------------------------------------
 
@@ -183,7 +190,7 @@ class RedisMessageCache:
         reply = await self._script(
             queue,
             "add",
-            [now_ms, queue.key, ARRIVALS_CHANNEL, DEDUPLICATION_INTERVAL_MS,
+            [now_ms, queue.key, self._channel(queue), DEDUPLICATION_INTERVAL_MS,
              *encode_batch(messages, fields)],
         )
         return bool(reply)
@@ -253,7 +260,7 @@ class RedisMessageCache:
             queue,
             "receive_fifo",
             [
-                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, ARRIVALS_CHANNEL,
+                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, self._channel(queue),
                 max(0, max_receive_count), attempt_id or "", RECEIVE_ATTEMPT_MS,
                 *nonces[:count],
             ],
@@ -263,11 +270,15 @@ class RedisMessageCache:
     # --- arrivals (`arrivals.py`) ---------------------------------------------------------
 
     async def listen(self, queue: QueueIdentity, ttl_ms: int) -> None:
+        if self._shard_arrivals is not None:  # subscribed before a send can see `listening`
+            await self._shard_arrivals.listen(queue, ttl_ms)
         server = self._pool.holder_of(queue)
         key = QueueKeys(queue).listening
         await self._pool.call(server, server.client.set, key, "1", px=max(1, ttl_ms))
 
     def arrivals(self) -> AsyncIterator[QueueIdentity]:
+        if self._shard_arrivals is not None:
+            return self._shard_arrivals.arrivals()
         return self._arrivals.arrivals()
 
     # --- receive, delete, visibility, counts ----------------------------------------------
@@ -292,7 +303,7 @@ class RedisMessageCache:
             queue,
             "receive",
             [
-                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, ARRIVALS_CHANNEL,
+                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, self._channel(queue),
                 max(0, max_receive_count), *nonces[:count],
             ],
         )
@@ -322,7 +333,7 @@ class RedisMessageCache:
             queue,
             "change_visibility",
             [message_id, receipt_nonce, visible_at_ms, self._now_ms(), queue.key,
-             ARRIVALS_CHANNEL],
+             self._channel(queue)],
         )
         return VisibilityOutcome(reply)
 
@@ -374,8 +385,12 @@ class RedisMessageCache:
 
     async def defer_store_delete(self, queue: QueueIdentity, message_id: str) -> None:
         await self._script(queue, "defer_store_delete", [queue.key, message_id])
+        if self._pool.clustered:  # the directory is in another slot: written after the script
+            await sweep.note_store_deletes(self._pool, queue)
 
     async def deferred_store_deletes(self, limit: int) -> dict[QueueIdentity, list[str]]:
+        if self._pool.clustered:
+            return await sweep.cluster_deferred_store_deletes(self._pool, limit)
         return await sweep.deferred_store_deletes(self._pool, limit)
 
     async def forget_store_deletes(self, queue: QueueIdentity, message_ids: Sequence[str]) -> None:
@@ -388,11 +403,17 @@ class RedisMessageCache:
     async def release_due(
         self, now_ms: int, limit: int, sweeper: str, lease_ms: int
     ) -> list[QueueIdentity]:
+        if self._shard_arrivals is not None:
+            return await sweep.release_listened_due(
+                self._pool, self._shard_arrivals.listened.current(), now_ms, limit
+            )
         return await sweep.release_due(self._pool, now_ms, limit, sweeper, lease_ms)
 
     async def close(self) -> None:
         """Ends every `arrivals()` iterator (closing its subscriptions), then the clients."""
         await self._arrivals.close()
+        if self._shard_arrivals is not None:
+            await self._shard_arrivals.close()
         await self._pool.close()
 
     # --- for operators (read only; `inspector.py`) ----------------------------------------

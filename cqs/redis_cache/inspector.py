@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from redis.exceptions import ResponseError
 
@@ -23,8 +23,9 @@ from cqs.model import (
     QueueIdentity,
 )
 from cqs.redis_cache.keys import DUE_KEY, STATE_READY, SWEEPER_KEY, QueueKeys
+from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.replies import sent_ms_of
-from cqs.redis_cache.servers import RedisServer, ServerPool
+from cqs.redis_cache.servers import RedisServer
 
 # INFO fields shown to operators per server.
 _DESCRIBED_INFO = (
@@ -143,9 +144,24 @@ class RedisInspector:
             policy = reply.get("maxmemory-policy")
             return str(policy) if policy is not None else None
 
+        if self._pool.clustered:
+            return await self._cluster_eviction_policies()
         servers = self._pool.servers
         policies = await asyncio.gather(*(read(server) for server in servers))
         return {server.label: p for server, p in zip(servers, policies, strict=True)}
+
+    async def _cluster_eviction_policies(self) -> dict[str, str | None]:
+        """Every node's policy, replicas too (a promoted replica must not evict either),
+        by `host:port`; the cluster's label with None when CONFIG cannot be read."""
+        [server] = self._pool.servers
+        try:
+            reply = await self._pool.call(
+                server, server.client.config_get, "maxmemory-policy", target_nodes="all"
+            )
+        except (StorageError, ResponseError):
+            return {server.label: None}
+        by_node = cast("dict[str, dict[str, str]]", reply)
+        return {node: answer.get("maxmemory-policy") for node, answer in by_node.items()}
 
     async def describe_servers(self, now_ms: int) -> dict[str, dict[str, str]]:
         servers = self._pool.servers

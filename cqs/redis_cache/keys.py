@@ -57,6 +57,20 @@ Per server:
 Per server pub/sub channel:
 
   cqs:arrivals             keys of queues that got visible messages while `listening`
+
+Under Redis Cluster nothing may be shared by queues in a script (a script's keys must share
+one slot), so the per-server keys above become the queue's own, in its slot:
+
+  cqs:{<queue>}:due              ZSET    the queue's entry of `cqs:due` (one member, the
+                                         queue key -> its earliest due ms); the sweep reads
+                                         it for the queues this process's long polls wait on
+  cqs:{<queue>}:store_delete_mark SET    stands in for `cqs:store_delete_queues` in the
+                                         scripts; the directory of queues with deferred
+                                         deletes is the plain key `cqs:store_delete_queues`,
+                                         written by the client after the script
+  cqs:{<queue>}:arrivals         sharded pub/sub channel (SSUBSCRIBE/SPUBLISH), served by
+                                 the node that owns the queue's slot
+  cqs:sweeper is not used: each process sweeps the queues it waits on (`sweep.py`).
 """
 
 from __future__ import annotations
@@ -154,10 +168,23 @@ class QueueKeys:
     def attempt_expiry(self) -> str:
         return self._key("attempt_expiry")
 
-    def script_keys(self) -> list[str]:
+    @property
+    def own_due(self) -> str:
+        return self._key("due")
+
+    @property
+    def store_delete_mark(self) -> str:
+        return self._key("store_delete_mark")
+
+    @property
+    def arrivals(self) -> str:
+        return self._key("arrivals")
+
+    def script_keys(self, clustered: bool = False) -> list[str]:
         """KEYS for every queue script, in the order the Lua headers document.
 
         The first eight keep their historical positions; later keys were appended.
+        `clustered`: the per-server keys are replaced by the queue's own (one slot).
         """
         return [
             self.state,
@@ -167,10 +194,10 @@ class QueueKeys:
             self.inflight,
             self.delayed,
             self.fill_deleted,
-            DUE_KEY,
+            self.own_due if clustered else DUE_KEY,
             self.listening,
             self.store_deletes,
-            STORE_DELETE_QUEUES_KEY,
+            self.store_delete_mark if clustered else STORE_DELETE_QUEUES_KEY,
             self.fifo,
             self.group_locks,
             self.dedup,
@@ -208,13 +235,19 @@ def filling_state(owner: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _script_keys(queue: QueueIdentity) -> tuple[str, ...]:
-    return tuple(QueueKeys(queue).script_keys())
+def _script_keys(queue: QueueIdentity, clustered: bool) -> tuple[str, ...]:
+    return tuple(QueueKeys(queue).script_keys(clustered))
 
 
-def script_keys(queue: QueueIdentity) -> tuple[str, ...]:
+def script_keys(queue: QueueIdentity, clustered: bool = False) -> tuple[str, ...]:
     """`QueueKeys(queue).script_keys()`, built once per queue: every script call needs them."""
-    return _script_keys(queue)
+    return _script_keys(queue, clustered)
+
+
+def arrivals_channel(queue: QueueIdentity, clustered: bool) -> str:
+    """Where the queue's arrivals are announced: the server's channel, or under a cluster
+    the queue's own shard channel (the scripts SPUBLISH on a channel with a hash tag)."""
+    return QueueKeys(queue).arrivals if clustered else ARRIVALS_CHANNEL
 
 # --- timer messages (issue #19) -------------------------------------------------------------
 # Per queue: `cqs:{<queue>}:promoter`  STRING  the id of the process promoting the queue's

@@ -170,7 +170,7 @@ async def _write(connection: Any, packed: list[bytes]) -> None:
     did not take it all at once. redis-py's own write wraps every write in a task with a
     timeout, which costs more than a small batch."""
     if not connection.is_connected:
-        await connection.connect_check_health(check_health=False)
+        await connection.connect()  # a Sentinel-managed connection asks for the primary here
     writer = connection._writer
     writer.writelines(packed)
     if writer.transport.get_write_buffer_size():

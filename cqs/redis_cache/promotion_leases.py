@@ -14,8 +14,8 @@ from redis.commands.core import AsyncScript
 
 from cqs.model import QueueIdentity
 from cqs.redis_cache.keys import promotion_lease_key
+from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.scripts import script_source
-from cqs.redis_cache.servers import ServerPool
 
 
 class RedisPromotionLeases:

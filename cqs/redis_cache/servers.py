@@ -9,15 +9,14 @@ Owns how one call reaches one server and what its failure means:
   raises `StorageUnavailable`, which lets the service serve from Cassandra. If the probe
   answers, the server is up and the process was merely slow: `StorageBusy`;
 - the breaker (`ServerBreaker`), which makes calls fail fast for a moment after an outage;
-- the pool of one ring (`ServerPool`): which server holds a queue, and the operation label
-  each call is observed under.
+- (the pool of servers, which one holds a queue, is `pool.py`'s).
 
 Pub/sub connections come from a client of their own, so the arrivals feed never takes a
 command slot. A server is named in logs and metrics by its label (`host:port/db`) and on the
 ring by its URL without credentials (`ring_node`), so neither ever shows a password, and
 adding a password or TLS to a URL moves no queue; `rediss://` URLs connect over TLS,
 verified with the files of `RedisTls`. Script calls go through the server's
-`ScriptPipeline`. Imports redis, the errors, the ring, the scripts and the pipeline; never
+`ScriptPipeline`. Imports redis, the errors, the scripts and the pipeline; never
 the service or aiohttp.
 """
 
@@ -41,10 +40,8 @@ from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cqs.errors import StorageBusy, StorageUnavailable
-from cqs.model import QueueIdentity
 from cqs.redis_cache.pipelining import ScriptPipeline
-from cqs.redis_cache.ring import HashRing
-from cqs.redis_cache.scripts import SCRIPT_NAMES, QueueScripts, register_scripts
+from cqs.redis_cache.scripts import QueueScripts, register_scripts
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +165,9 @@ class PoolFigures:
 class RedisServer:
     """One Redis server: its command client, arrivals client, scripts, limits and breaker."""
 
+    # Answers that mean "up, but not taking this call now": the service uses Cassandra.
+    refusing: tuple[type[BaseException], ...] = _REFUSING
+
     def __init__(
         self,
         url: str,
@@ -176,9 +176,10 @@ class RedisServer:
         observe: BackendObserver | None = None,
         observe_pool: PoolObserver | None = None,
         tls: RedisTls | None = None,
+        label: str | None = None,
     ) -> None:
         self.url = url
-        self.label = server_label(url)
+        self.label = label or server_label(url)
         self._limits = limits
         self._tls = tls or RedisTls()
         self._observe = observe
@@ -186,14 +187,17 @@ class RedisServer:
         self.client: Redis = self._new_client(max_connections=limits.max_connections)
         self.feed_client: Redis = self._new_client(max_connections=None)
         self.scripts: QueueScripts = register_scripts(self.client)
-        self._scripts = ScriptPipeline(
-            self.client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
-        )
+        self._scripts = self._new_script_pipeline()
         self.breaker = ServerBreaker(self.label, limits.down_seconds)
         self._slots = asyncio.Semaphore(limits.max_connections)
         self._in_use = 0
         self._waiting = 0
         self._probe: asyncio.Future[bool] | None = None
+
+    def _new_script_pipeline(self) -> ScriptPipeline:
+        return ScriptPipeline(
+            self.client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+        )
 
     def _new_client(self, *, max_connections: int | None, socket_timeout: float | None = None) -> Redis:
         return Redis.from_url(
@@ -235,13 +239,12 @@ class RedisServer:
             # The pool's idle connections may have died with the server: drop them, so that
             # once it is back every call gets a fresh connection instead of failing once per
             # stale one.
-            with contextlib.suppress(Exception):
-                await self.client.connection_pool.disconnect(inuse_connections=False)
+            await self._drop_idle_connections()
             if await self._answers_probe():
                 raise StorageBusy(BUSY_MESSAGE) from exc
             self.breaker.record_failure(exc)
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
-        except _REFUSING as exc:
+        except self.refusing as exc:
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
         finally:
             self._in_use -= 1
@@ -284,6 +287,10 @@ class RedisServer:
         if self._observe_pool is not None:
             self._observe_pool("redis", self.label, time.perf_counter() - started, admitted)
 
+    async def _drop_idle_connections(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.client.connection_pool.disconnect(inuse_connections=False)
+
     async def _answers_probe(self) -> bool:
         """Whether the server answers a PING on a fresh connection; one probe at a time."""
         if self._probe is None or self._probe.done():
@@ -305,76 +312,3 @@ class RedisServer:
         await self._scripts.close()
         await self.client.aclose()
         await self.feed_client.aclose()
-
-
-class ServerPool:
-    """The servers of one ring: which one holds a queue, and one labelled call on one of them."""
-
-    def __init__(
-        self,
-        urls: Sequence[str],
-        limits: ServerLimits,
-        *,
-        observe: BackendObserver | None = None,
-        observe_pool: PoolObserver | None = None,
-        tls: RedisTls | None = None,
-    ) -> None:
-        self._ring = HashRing([ring_node(url) for url in urls])
-        self._servers: dict[str, RedisServer] = {
-            ring_node(url): RedisServer(
-                url, limits, observe=observe, observe_pool=observe_pool, tls=tls
-            )
-            for url in urls
-        }
-        # id of a registered script -> its name (the operation label of its calls)
-        self._operation_names: dict[int, str] = {
-            id(getattr(server.scripts, name)): name
-            for server in self._servers.values()
-            for name in SCRIPT_NAMES
-        }
-
-    @property
-    def servers(self) -> list[RedisServer]:
-        return list(self._servers.values())
-
-    def url_for(self, queue: QueueIdentity) -> str:
-        """The ring node (URL without credentials) of the Redis server holding the queue."""
-        return self._ring.node_for(queue.key)
-
-    def holder_of(self, queue: QueueIdentity) -> RedisServer:
-        """The Redis server holding the queue."""
-        return self._servers[self.url_for(queue)]
-
-    async def call(
-        self,
-        server: RedisServer,
-        operation: Callable[P, Awaitable[T]],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> T:
-        """Run one Redis operation on `server` (its limits and failure translation)."""
-        return await server.call(self._operation_name(operation), operation, *args, **kwargs)
-
-    async def run_script(
-        self,
-        server: RedisServer,
-        script: AsyncScript,
-        keys: Sequence[str],
-        args: Sequence[str | int],
-    ) -> Any:
-        """Run one of `server`'s registered scripts, labelled with the script's name."""
-        return await server.call(
-            self._operation_name(script), server.eval_script, script, keys, args
-        )
-
-    def _operation_name(self, operation: object) -> str:
-        """A script's name, a command's name, or the method a local helper serves."""
-        name = self._operation_names.get(id(operation))
-        if name is None:
-            qualname = getattr(operation, "__qualname__", "call")
-            name = qualname.split(".<locals>")[0].rsplit(".", 1)[-1].lstrip("_")
-        return name
-
-    async def close(self) -> None:
-        for server in self._servers.values():
-            await server.close()

@@ -25,7 +25,8 @@ from cqs.redis_cache.keys import (
     QueueKeys,
     queue_from_key,
 )
-from cqs.redis_cache.servers import RedisServer, ServerPool
+from cqs.redis_cache.pool import ServerPool
+from cqs.redis_cache.servers import RedisServer
 
 log = logging.getLogger(__name__)
 
@@ -138,4 +139,88 @@ async def _read_store_deletes(server: RedisServer, limit: int) -> dict[QueueIden
         if ids:
             found[queue] = ids
             limit -= len(ids)
+    return found
+
+
+# --- Redis Cluster: no per-server keys (`keys.py`) ----------------------------------------
+
+
+async def release_listened_due(
+    pool: ServerPool, queues: Sequence[QueueIdentity], now_ms: int, limit: int
+) -> list[QueueIdentity]:
+    """The sweep under Redis Cluster: each process sweeps the queues its own long polls
+    listen on (the only ones a sweep wakes anybody for: a receive moves a queue's due
+    messages itself). Several processes may sweep one queue; each release is one atomic
+    script in the queue's slot, so a second finds nothing left to move."""
+    if not queues:
+        return []
+    [server] = pool.servers
+    visited = list(queues)[:limit]
+
+    async def due_scores() -> list[float | None]:
+        return list(await asyncio.gather(
+            *(server.client.zscore(QueueKeys(queue).own_due, queue.key) for queue in visited)
+        ))
+
+    async def release(queue: QueueIdentity) -> int:
+        keys = QueueKeys(queue)
+        return int(await pool.run_script(
+            server, server.scripts.release_due, keys.script_keys(clustered=True),
+            [now_ms, limit, queue.key, keys.arrivals],
+        ))
+
+    try:
+        scores = await pool.call(server, due_scores)
+        due = [q for q, score in zip(visited, scores, strict=True)
+               if score is not None and score <= now_ms]
+        moved = await asyncio.gather(*(release(queue) for queue in due))
+    except StorageError:
+        log.debug("skipping the revisibility sweep on %s: unreachable", server.label)
+        return []
+    return [queue for queue, count in zip(due, moved, strict=True) if count]
+
+
+async def note_store_deletes(pool: ServerPool, queue: QueueIdentity) -> None:
+    """Name the queue in the cluster's directory of queues with deferred store deletes.
+
+    Written after the script that deferred the delete (the directory lives in another
+    slot), so a collector that empties the directory meanwhile cannot lose the queue
+    (`cluster_deferred_store_deletes` puts back a queue it finds not empty). A process that
+    dies between the two leaves a delete that only the queue's next deferred delete names
+    again; a fill still skips the message meanwhile."""
+    [server] = pool.servers
+    await pool.call(server, server.client.sadd, STORE_DELETE_QUEUES_KEY, queue.key)
+
+
+async def cluster_deferred_store_deletes(
+    pool: ServerPool, limit: int
+) -> dict[QueueIdentity, list[str]]:
+    """`deferred_store_deletes` over the cluster's directory; queues found with nothing
+    left are taken off it (and put back if a delete was deferred meanwhile)."""
+    [server] = pool.servers
+    found: dict[QueueIdentity, list[str]] = {}
+    try:
+        members = cast(
+            "set[str]", await pool.call(server, server.client.smembers, STORE_DELETE_QUEUES_KEY)
+        )
+        queue_keys = list(members)
+        random.shuffle(queue_keys)
+        for queue_key in queue_keys:
+            if limit <= 0:
+                break
+            queue = queue_from_key(queue_key)
+            if queue is None:
+                await pool.call(server, server.client.srem, STORE_DELETE_QUEUES_KEY, queue_key)
+                continue
+            pending = QueueKeys(queue).store_deletes
+            ids = cast("list[str]", await pool.call(server, server.client.srandmember, pending, limit))
+            if ids:
+                found[queue] = ids
+                limit -= len(ids)
+                continue
+            await pool.call(server, server.client.srem, STORE_DELETE_QUEUES_KEY, queue_key)
+            if await pool.call(server, server.client.scard, pending):
+                await pool.call(server, server.client.sadd, STORE_DELETE_QUEUES_KEY, queue_key)
+    except StorageError:
+        log.debug("skipping deferred store deletes on %s: unreachable", server.label)
     return found

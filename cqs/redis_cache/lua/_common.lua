@@ -37,10 +37,16 @@ local function handle_matches(receipt, nonce)
 end
 
 -- Tell every process's `arrivals` that the queue has visible messages, if a long poll
--- listens on it (ARGV names the channel: channels are not keys).
+-- listens on it (ARGV names the channel: channels are not keys). A channel with a hash tag
+-- is the queue's own shard channel under Redis Cluster (SPUBLISH reaches the subscribers
+-- of the queue's slot only); otherwise it is the server's channel.
 local function announce(channel, queue)
   if redis.call('EXISTS', KEYS[9]) == 1 then
-    redis.call('PUBLISH', channel, queue)
+    if string.find(channel, '{', 1, true) then
+      redis.call('SPUBLISH', channel, queue)
+    else
+      redis.call('PUBLISH', channel, queue)
+    end
   end
 end
 
