@@ -4,16 +4,19 @@ long polls in flight at once), the AWS SDK for Java v1 (its newest 1.12 releases
 1.0 as well, observed on its requests), the Amazon SQS Java Messaging Library (JMS) and
 Spring Cloud AWS SQS (an `@SqsListener` application).
 
-java/ is one Maven module, compiled once per test run into java/target/ with Maven's local
-repository outside the checkout (`${XDG_CACHE_HOME:-~/.cache}/cqs/maven-repository`, shared
-with the embedded Cassandra's jars): offline when that cache is warm, else Maven downloads
-what is missing first. One JVM then runs every driver at once (each on its own queues) and
-prints one JSON line per step; the SDK v2 and v1 steps are scenario.py's, each checked there,
-and the JMS, async and Spring steps are checked here, every message id accounted for.
+java/ is one Maven module, compiled at most once per test run, outside the checkout: into
+`${XDG_CACHE_HOME:-~/.cache}/cqs/java-clients/<digest of pom and sources>`, reused as it is
+while the sources are unchanged, with Maven's local repository beside it
+(`.../cqs/maven-repository`, shared with the embedded Cassandra's jars): offline when that
+cache is warm, else Maven downloads what is missing first. One JVM then runs every driver
+at once (each on its own queues) and prints one JSON line per step; the SDK v2 and v1 steps
+are scenario.py's, each checked there, and the JMS, async and Spring steps are checked
+here, every message id accounted for.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -30,7 +33,6 @@ from tests.clients.conftest import MakePlan
 
 JAVA = Path(__file__).resolve().parent / "java"
 POM = JAVA / "pom.xml"
-CLASSPATH_FILE = JAVA / "target" / "classpath.txt"
 SCENARIO_DRIVERS = ("v2-sync", "v2-async", "v1")
 PROTOCOLS = {"v2-sync": "json", "v2-async": "json", "v1": "json"}
 CONCURRENT_POLLS = 8
@@ -50,26 +52,49 @@ def pinned(property_name: str) -> str:
     return found.group(1)
 
 
-def maven_repository() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cqs" / "maven-repository"
+def cache_root() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cqs"
 
 
-@pytest.fixture(scope="session")
-def java_classpath() -> str:
-    """Compiles java/ once (offline first; online only for what a cold cache lacks) and
-    returns the classpath of its classes and every jar they need."""
-    mvn, java = shutil.which("mvn"), shutil.which("javac")
-    assert mvn and java, "run ./scripts/bootstrap --test (Maven and a JDK)"
+def sources_digest() -> str:
+    """What the build depends on: the pom and every source file, by content."""
+    digest = hashlib.sha256()
+    for path in [POM, *sorted((JAVA / "src").rglob("*.java"))]:
+        digest.update(path.relative_to(JAVA).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def maven_build(build: Path) -> None:
+    """`mvn compile` of java/ into `build`, with the classpath of its jars in classpath.txt:
+    offline first, online only for what a cold cache lacks."""
+    mvn, javac = shutil.which("mvn"), shutil.which("javac")
+    assert mvn and javac, "run ./scripts/bootstrap --test (Maven and a JDK)"
     command = [mvn, "-B", "-q", "--no-transfer-progress", "-f", str(POM),
-               f"-Dmaven.repo.local={maven_repository()}", "compile",
-               "dependency:build-classpath", f"-Dmdep.outputFile={CLASSPATH_FILE}"]
-    built = subprocess.run([*command[:1], "-o", *command[1:]], capture_output=True, text=True,
+               f"-Dmaven.repo.local={cache_root() / 'maven-repository'}",
+               f"-Dcqs.build.directory={build}", "compile",
+               "dependency:build-classpath", f"-Dmdep.outputFile={build / 'classpath.txt'}"]
+    built = subprocess.run([mvn, "-o", *command[1:]], capture_output=True, text=True,
                            timeout=600)
     if built.returncode != 0:  # a cold cache: let Maven fetch what is missing
         built = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert built.returncode == 0, (built.stdout + built.stderr)[-4000:]
-    return f"{JAVA / 'target' / 'classes'}{os.pathsep}{CLASSPATH_FILE.read_text().strip()}"
+
+
+@pytest.fixture(scope="session")
+def java_classpath() -> str:
+    """The classpath of java/'s classes and every jar they need, from the build of these
+    sources in the cache, made now (once) unless it is complete and its jars are all there."""
+    build = cache_root() / "java-clients" / sources_digest()
+    complete = build / ".cqs-complete"
+
+    def jars() -> list[str]:
+        return (build / "classpath.txt").read_text().strip().split(os.pathsep)
+
+    if not complete.is_file() or not all(Path(jar).is_file() for jar in jars()):
+        complete.unlink(missing_ok=True)
+        maven_build(build)
+        complete.touch()
+    return os.pathsep.join([str(build / "classes"), *jars()])
 
 
 @pytest.fixture(scope="module")
