@@ -128,7 +128,6 @@ final class JmsDriver {
         one.put("even", message.getBooleanProperty("even"));
         received.add(one);
       }
-      consumer.close();
       List<Integer> after = settledCounts(url);
       sqs.deleteQueue(DeleteQueueRequest.builder().queueUrl(url).build());
       return Map.of("sent", sent, "received", received, "counts_after", after);
@@ -229,7 +228,6 @@ final class JmsDriver {
             message.getJMSMessageID()));
         message.acknowledge();
       }
-      consumer.close();
       List<Integer> after = settledCounts(url);
       sqs.deleteQueue(DeleteQueueRequest.builder().queueUrl(url).build());
       return Map.of("sent", sent, "received", received, "counts_after", after);

@@ -35,8 +35,11 @@ public final class Main {
 
     /** Runs one step; an exception is reported as that step's error and the next step runs. */
     public void step(String step, Step body) {
+      long started = System.nanoTime();
       try {
-        emit(step, body.run());
+        Map<String, Object> observed = new LinkedHashMap<>(body.run());
+        observed.put("seconds", (System.nanoTime() - started) / 1e9);
+        emit(step, observed);
       } catch (Throwable error) {
         Throwable cause = Errors.unwrap(error);
         emit(step, Map.of("error", cause.getClass().getSimpleName() + ": " + cause.getMessage()));
@@ -76,8 +79,10 @@ public final class Main {
         default -> throw new IllegalArgumentException("no driver " + name);
       };
       Thread thread = new Thread(() -> {
+        long started = System.nanoTime();
         try {
           driver.run();
+          report.emit("finished", Map.of("seconds", (System.nanoTime() - started) / 1e9));
         } catch (Throwable error) {
           Throwable cause = Errors.unwrap(error);
           report.emit("driver", Map.of("error", cause.getClass().getSimpleName() + ": " + cause.getMessage()));
