@@ -1,8 +1,11 @@
-// The scenario of tests/clients/scenario.py through the AWS SDK for Go v2 (service/sqs, the
-// query protocol at the version Debian packages), unmodified: `sqs-scenario '<plan json>'`.
-// Prints one JSON line per step with what it observed (binary values base64-encoded, as
-// encoding/json writes []byte), or {"step", "error"}; it judges nothing (the pytest side does,
-// in tests/clients/test_go_sdk.py). The steps mirror python_driver.py.
+// The scenario of tests/clients/scenario.py through the AWS SDK for Go v2 (service/sqs),
+// unmodified: `sqs-scenario '<plan json>'`. The steps are this file's, the same for both SDK
+// builds; the client comes from client_current.go (the newest SDK from the module proxy,
+// go.mod, AWS JSON 1.0) or, built with `-tags debian` in GOPATH mode, client_debian.go
+// (Debian's packaged SDK, query protocol). Prints one JSON line per step with what it observed
+// (binary values base64-encoded, as encoding/json writes []byte), or {"step", "error"}; it
+// judges nothing (the pytest side does, in tests/clients/test_go_sdk.py). The steps mirror
+// python_driver.py.
 package main
 
 import (
@@ -16,7 +19,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
@@ -156,7 +158,7 @@ func (r *run) steps() []func() (string, obs) {
 				"md5_attributes": sent.MD5OfMessageAttributes, "received": obs{
 					"message_id": m.MessageId, "body": m.Body, "md5_body": m.MD5OfBody,
 					"md5_attributes": m.MD5OfMessageAttributes,
-					"attributes": attributesOut(m.MessageAttributes)}}
+					"attributes":     attributesOut(m.MessageAttributes)}}
 		},
 		func() (string, obs) {
 			r.remove(r.standard, &r.handles[0])
@@ -277,8 +279,8 @@ func (r *run) steps() []func() (string, obs) {
 			}
 			received, empty := [][]string{}, 0
 			for len(received) < total && empty < 3 {
-				messages := r.receive(r.fifo, sqs.ReceiveMessageInput{MaxNumberOfMessages: 10,
-					WaitTimeSeconds: 1, AttributeNames: []types.QueueAttributeName{"MessageGroupId"}})
+				messages := r.receive(r.fifo, withGroupIdAttribute(sqs.ReceiveMessageInput{
+					MaxNumberOfMessages: 10, WaitTimeSeconds: 1}))
 				if len(messages) == 0 {
 					empty++
 				} else {
@@ -427,13 +429,9 @@ func main() {
 	if err := json.Unmarshal([]byte(os.Args[1]), &p); err != nil {
 		panic(err)
 	}
-	client := sqs.New(sqs.Options{
-		Region:           p.Region,
-		Credentials:      aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("x", "x", "")),
-		EndpointResolver: sqs.EndpointResolverFromURL(p.Endpoint),
-		RetryMaxAttempts: 1,
-	})
-	emit(obs{"step": "client", "version": "service/sqs " + sqs.ServiceAPIVersion})
+	client, about := newClient(p)
+	about["step"] = "client"
+	emit(about)
 	r := &run{p: p, c: client, ctx: context.Background()}
 	for index, step := range r.steps() {
 		runStep(index, step)
