@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from _common import DocSection, command_line, git_commit, host_lines  # noqa: E402
 
-from tests.fixtures.cassandra_node import cassandra_version_under_test  # noqa: E402
+from cqs.embedded.cassandra5_install import cassandra_version  # noqa: E402
 from tests.hosts.deployment import deployed  # noqa: E402
 from tests.hosts.network import check_available  # noqa: E402
 from tests.hosts.scenarios import (  # noqa: E402
@@ -72,7 +72,7 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, seconds: float,
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} at commit {git_commit()}: API processes per "
         f"host {layout} (h1 sends, h2 receives, h3 both), a Redis and "
-        f"{args.cassandra_nodes} embedded Cassandra {cassandra_version_under_test()} node(s) "
+        f"{args.cassandra_nodes} embedded Cassandra {cassandra_version()} node(s) "
         f"in a services namespace, each host linked to it by a veth pair; {args.polls} "
         f"long polls (WaitTimeSeconds 5, VisibilityTimeout 60 s) over the receiving servers; "
         f"clients speak AWS JSON 1.0 from inside their host's namespace. {seconds:.0f} s in "

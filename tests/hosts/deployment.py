@@ -2,8 +2,7 @@
 
 Owns starting and stopping, on a `HostNetwork` (tests/hosts/network.py), the deployed shape
 of issue 26: a redis-server (the embedded launcher, bound to its services address) and an
-embedded Cassandra of the version under test (`CQS_TEST_CASSANDRA`, see
-tests/fixtures/cassandra_node.py; one node, or three with replication factor 3 and QUORUM)
+embedded Cassandra 5.0 (one node, or three with replication factor 3 and QUORUM)
 in the services namespace, and on every API host one or more `cqs serve` processes
 (listening on that host's loopback) that reach Redis and Cassandra only over the host's
 veth link. Also: the Redis stall (SIGSTOP / SIGCONT) and each server's redelivery counters
@@ -30,8 +29,8 @@ from pathlib import Path
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from cqs.embedded.redis_server import EmbeddedRedis
 from tests.fixtures.cassandra_cluster import QUORUM_ARGS
-from tests.fixtures.cassandra_node import cassandra_version_under_test
 from tests.fixtures.cqs_server import CqsProcess
+from tests.fixtures.untimed import outside_test_timeout
 from tests.hosts.network import REDIS_ADDRESS, Host, HostNetwork, inside
 
 CASSANDRA_TIMEOUT_SECONDS = 2.0
@@ -74,9 +73,9 @@ class Deployment:
             self.redis.start()
             self.cassandra = EmbeddedCassandraCluster(
                 self.work_dir / "cassandra", addresses=self.network.cassandra_addresses,
-                version=cassandra_version_under_test(),
             )
-            self.cassandra.start()
+            with outside_test_timeout():  # bounded by the cluster's own start timeout
+                self.cassandra.start()
         for name, count in self.layout.items():
             host = self.network.host(name)
             for _ in range(count):
