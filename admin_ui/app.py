@@ -27,7 +27,7 @@ from admin_ui.console import CONSOLE_KEY, PREFIX, AdminConsole
 from admin_ui.filters import TEMPLATE_FILTERS
 from admin_ui.pages.common import error_page
 from admin_ui.routes import add_routes
-from cqs.errors import CqsError, QueueDoesNotExist, StorageError
+from cqs.domain.errors import CqsError, QueueDoesNotExist, StorageError
 
 log = logging.getLogger(__name__)
 

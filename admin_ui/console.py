@@ -18,9 +18,9 @@ from admin_ui.auth import SessionRules, derived_key
 from admin_ui.history import QueueHistory, Sample
 from admin_ui.login_limits import LoginThrottle
 from admin_ui.users import ConsoleUsers
-from cqs import group_names
-from cqs.errors import StorageError, StorageUnavailable
-from cqs.model import CacheState
+from cqs.domain import group_names
+from cqs.domain.errors import StorageError, StorageUnavailable
+from cqs.domain.model import CacheState
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.stats import QueueStatistics
 from cqs.ports.inspection import QueueInspector

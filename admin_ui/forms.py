@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from aiohttp.web_request import FileField
 from multidict import MultiDictProxy
 
-from cqs.model import MessageAttributeValue, SendRequest
+from cqs.domain.model import MessageAttributeValue, SendRequest
 
 
 class FormError(Exception):

@@ -4,7 +4,7 @@ Owns the shape of every row and panel the pages show (a queue in the list, a que
 figures, a move task, a peeked message, the cluster, a consumer group) and the wording of states. Pure
 functions: no request, no I/O, no aiohttp. Imports the model, the inspector port's values,
 the statistics snapshot, the console's filters and history, and the pure move-task handle
-and ARN helpers of `cqs.dead_letter_policy` and `cqs.arns` (the SQS handlers use the same
+and ARN helpers of `cqs.domain.dead_letter_policy` and `cqs.domain.arns` (the SQS handlers use the same
 ones) and the service's COUNT_ATTRIBUTES; never a service call, a storage port or an
 adapter.
 """
@@ -21,10 +21,10 @@ from prometheus_client.core import Metric
 
 from admin_ui.filters import NOTHING, byte_size, duration, ms_time, s_time
 from admin_ui.history import QueueHistory
-from cqs.arns import queue_name_from_arn
-from cqs.dead_letter_policy import DEAD_LETTER_SOURCE_ATTRIBUTE, task_handle
-from cqs.extension_model import ConsumerGroup
-from cqs.model import (
+from cqs.domain.arns import queue_name_from_arn
+from cqs.domain.dead_letter_policy import DEAD_LETTER_SOURCE_ATTRIBUTE, task_handle
+from cqs.domain.extension_model import ConsumerGroup
+from cqs.domain.model import (
     CacheState,
     MessageAttributeValue,
     MessageMoveTask,

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from _delete_layouts import Layout
 
-from cqs.model import Message
+from cqs.domain.model import Message
 
 T = TypeVar("T")
 

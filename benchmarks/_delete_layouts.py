@@ -22,7 +22,7 @@ from cqs.cassandra_store import (
     connect,
 )
 from cqs.cassandra_store.schema import DEFAULT_BUCKET_SECONDS
-from cqs.model import Message, Queue
+from cqs.domain.model import Message, Queue
 
 SHARDS = 100
 RETENTION_SECONDS = 345_600

@@ -64,9 +64,7 @@ from benchmarks._fill_probes import VISIBILITY_SECONDS, BigQueueProbe, Probe  # 
 from benchmarks._fill_report import BEGIN, END, Fill, fill_log_lines, markdown  # noqa: E402
 from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
-from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
-from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
-from cqs.model import (  # noqa: E402
+from cqs.domain.model import (  # noqa: E402
     DEFAULT_ACCOUNT_ID,
     DEFAULT_QUEUE_ATTRIBUTES,
     DEFAULT_REGION,
@@ -74,6 +72,8 @@ from cqs.model import (  # noqa: E402
     Queue,
     QueueIdentity,
 )
+from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
+from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 from cqs.service import new_message_id  # noqa: E402
 

@@ -53,8 +53,8 @@ from _common import write_section  # noqa: E402
 from _delete_checks import Tally, final_check, read_back, run_phase  # noqa: E402
 from _delete_layouts import Layout, RowDeleteLayout, StoreLayout  # noqa: E402
 
+from cqs.domain.model import Message  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
-from cqs.model import Message  # noqa: E402
 
 DOC = ROOT / "docs" / "cassandra-deletes.md"
 BEGIN = "<!-- cassandra_deletes:begin -->"

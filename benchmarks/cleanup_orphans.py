@@ -46,9 +46,9 @@ from _common import host_lines, sqs_client, start_server, write_section  # noqa:
 
 from cqs.cassandra_store import CassandraConnection, connect  # noqa: E402
 from cqs.cassandra_store import schema as tables  # noqa: E402
+from cqs.domain.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
-from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.redis_cache.keys import DUE_KEY, STORE_DELETE_QUEUES_KEY, QueueKeys  # noqa: E402
 
 HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)

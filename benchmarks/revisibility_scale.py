@@ -42,8 +42,14 @@ sys.path.insert(0, str(ROOT))
 from _common import host_lines, write_section  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
+from cqs.domain.model import (  # noqa: E402
+    DEFAULT_ACCOUNT_ID,
+    DEFAULT_REGION,
+    Message,
+    QueueIdentity,
+    QueueNamespace,
+)
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
-from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, Message, QueueIdentity, QueueNamespace  # noqa: E402
 from cqs.redis_cache.cache import RedisMessageCache  # noqa: E402
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 

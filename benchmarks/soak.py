@@ -66,11 +66,11 @@ sys.path.insert(0, str(ROOT))
 
 from _common import machine_summary, write_section  # noqa: E402
 
+from cqs.domain.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
-from cqs.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.redis_cache.keys import QueueKeys  # noqa: E402
 
 HOME = QueueNamespace(DEFAULT_ACCOUNT_ID, DEFAULT_REGION)

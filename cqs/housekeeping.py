@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from cqs.errors import StorageError
+from cqs.domain.errors import StorageError
 from cqs.service import QueueService
 
 log = logging.getLogger(__name__)

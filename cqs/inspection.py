@@ -19,9 +19,9 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from cqs import arns, dead_letter_policy
-from cqs.errors import StorageError
-from cqs.model import QueueNamespace
+from cqs.domain import arns, dead_letter_policy
+from cqs.domain.errors import StorageError
+from cqs.domain.model import QueueNamespace
 from cqs.ports import CacheInspection, MessageStore, QueueCatalog
 from cqs.ports.inspection import (
     CassandraView,

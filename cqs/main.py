@@ -37,13 +37,13 @@ from cqs.cassandra_store.session import BackendObserver
 from cqs.clock import OffsetClock
 from cqs.clock_route import add_test_clock_route
 from cqs.credentials import CredentialsError
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import QueueIdentity, QueueNamespace
 from cqs.embedded.cassandra5_install import CassandraInstallError
 from cqs.embedded.cassandra5_install import install as install_cassandra
-from cqs.errors import StorageUnavailable
 from cqs.housekeeping import Housekeeper
 from cqs.http_server import ReadTimeouts, run_app
 from cqs.inspection import StorageQueueInspector as QueueInspector
-from cqs.model import QueueIdentity, QueueNamespace
 from cqs.observability.exposition import live_worker_pids, multiprocess_directory
 from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub

@@ -20,7 +20,7 @@ from admin_ui import audit, forms
 from admin_ui.auth import csrf_token
 from admin_ui.console import PREFIX, AdminConsole, console_of
 from admin_ui.filters import queue_path
-from cqs.errors import CqsError, QueueDoesNotExist, StorageError
+from cqs.domain.errors import CqsError, QueueDoesNotExist, StorageError
 from cqs.service import QueueService
 
 SELECT_LIMIT = 500  # queue names offered in a select; a text field beyond

@@ -20,9 +20,9 @@ from aiohttp import web
 from admin_ui import audit, forms, presenters
 from admin_ui.console import AdminConsole, console_of
 from admin_ui.pages.common import act, flash, queue_name_of, queue_url
-from cqs import group_names
-from cqs.errors import QueueDoesNotExist
-from cqs.extension_model import ConsumerGroup
+from cqs.domain import group_names
+from cqs.domain.errors import QueueDoesNotExist
+from cqs.domain.extension_model import ConsumerGroup
 from cqs.service import COUNT_ATTRIBUTES
 
 GROUPS_ANCHOR = "#groups"

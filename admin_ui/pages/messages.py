@@ -26,8 +26,8 @@ from admin_ui.pages.common import (
     queue_url,
     render,
 )
-from cqs.errors import CqsError, InvalidParameterValue, QueueDoesNotExist
-from cqs.extension_model import PeekRequest
+from cqs.domain.errors import CqsError, InvalidParameterValue, QueueDoesNotExist
+from cqs.domain.extension_model import PeekRequest
 
 PEEK_SIZES = (10, 20, 50, 100)  # each at most cqs.ports.inspection.MAX_PEEK
 DEFAULT_PEEK_SIZE = 20

@@ -29,8 +29,8 @@ from admin_ui.pages.common import (
     render,
     short_name_list,
 )
-from cqs.errors import CqsError, QueueDoesNotExist
-from cqs.model import MessageMoveTask
+from cqs.domain.errors import CqsError, QueueDoesNotExist
+from cqs.domain.model import MessageMoveTask
 from cqs.service import COUNT_ATTRIBUTES
 from cqs.service.timers import TIMER_QUEUE_ATTRIBUTES
 

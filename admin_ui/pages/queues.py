@@ -26,7 +26,7 @@ from admin_ui.pages.common import (
     render,
     short_name_list,
 )
-from cqs.errors import CqsError, QueueDoesNotExist, StorageError
+from cqs.domain.errors import CqsError, QueueDoesNotExist, StorageError
 
 PAGE_SIZES = (25, 50, 100, 200)
 DEFAULT_PAGE_SIZE = 50

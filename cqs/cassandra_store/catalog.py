@@ -5,7 +5,7 @@ message move tasks. Queues are found by `QueueIdentity` (account id, region, nam
 partition per account and region holds its queues in name order. Without lightweight
 transactions (CQL 3.0.0),
 `create` reads, inserts when absent and returns what is stored; two racing creators of one
-name converge on the last write. Imports `cqs.model`, `cqs.errors` and this package; never
+name converge on the last write. Imports `cqs.domain.model`, `cqs.domain.errors` and this package; never
 the service, Redis or aiohttp.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.session import CassandraSession, Row
-from cqs.model import MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
+from cqs.domain.model import MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
 
 SHARED_SECRET_SETTING = "receipt_handles.secret"
 _LIST_PAGE = 1000

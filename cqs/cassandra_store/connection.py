@@ -7,7 +7,7 @@ notices a node that stopped answering and comes back to it: heartbeat, convictio
 reconnection delays) and
 schema creation when absent. Which keyspaces and tables exist comes from the driver's
 cluster metadata, which reads each server version's own system tables (cqs never queries
-`system.schema_*` itself). Imports the driver, `cqs.errors` and this package; never the
+`system.schema_*` itself). Imports the driver, `cqs.domain.errors` and this package; never the
 service, Redis, aiohttp or `cqs.settings` (the composition root turns Settings into a
 `CassandraConnection`).
 """

@@ -12,7 +12,7 @@ after each batch it sends) and their copy ledgers (`message_replay_copies`: sour
 id -> copy id, one partition per replay), both by TTL. Plain writes, no lightweight
 transactions: the CQL runs unchanged on the embedded node, Cassandra 4.0+ and ScyllaDB.
 
-Imports `cqs.model` and this package; never the service, Redis or aiohttp.
+Imports `cqs.domain.model` and this package; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
-from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
-from cqs.model import Queue
+from cqs.domain.extension_model import ConsumedMessage, ConsumedRange, Replay
+from cqs.domain.model import Queue
 
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100-ns intervals from 1582-10-15 to 1970-01-01
 _TICKS_PER_MS = 10_000

@@ -2,7 +2,7 @@
 
 Owns the use of the `fifo_deduplications` table: records written with a TTL of the
 deduplication interval, read back by key or for a whole queue, dropped with their queue.
-Imports `cqs.model` and this package; never the service, Redis or aiohttp.
+Imports `cqs.domain.model` and this package; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from cqs.cassandra_store import schema
 from cqs.cassandra_store.partitions import NO_LIMIT
 from cqs.cassandra_store.session import CassandraSession, all_or_first_error
-from cqs.model import Deduplication, Queue
+from cqs.domain.model import Deduplication, Queue
 
 _COLUMNS = "dedup_key, message_id, sequence, expires_ms"
 

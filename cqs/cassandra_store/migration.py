@@ -17,7 +17,7 @@ so the messages of queues whose catalog row is gone (deleted queues, unreachable
 are not copied. CQL 3.0.0 takes `USING TTL` and `USING TIMESTAMP` values as literals only,
 so the copies are unprepared statements with every value written into the text (blobs as
 the server reads them: `0x...` from Cassandra 1.2.3, a string of hex digits before).
-Imports the driver's encoder, `cqs.model`, `cqs.ports` and this package; never the
+Imports the driver's encoder, `cqs.domain.model`, `cqs.ports` and this package; never the
 service, Redis or aiohttp.
 """
 
@@ -34,7 +34,7 @@ from cqs.cassandra_store import compatibility, rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.partitions import NO_LIMIT
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
-from cqs.model import QueueNamespace
+from cqs.domain.model import QueueNamespace
 from cqs.ports.migration import MigrationCounts, MigrationRecord
 
 # Rows of one read of the legacy catalog or deletion records (paged by partition token).

@@ -4,7 +4,7 @@ Owns the data layout behind `CassandraMessageStore`: where a message id lives (i
 bucket and shard), the agreement of every process on the bucket length, the index of a
 queue's buckets (registering new ones, remembering recent registrations), reading rows
 across shards in resumable pages, and dropping a bucket. Buckets and shards never leave
-this package. Imports `cqs.model` and this package; never the service, Redis or aiohttp.
+this package. Imports `cqs.domain.model` and this package; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import CassandraSession, Row
-from cqs.model import Message
+from cqs.domain.model import Message
 
 BUCKET_SECONDS_SETTING = "messages.bucket_seconds"
 # Bucket registrations remembered per queue (the newest ones; older ones are rarely written).

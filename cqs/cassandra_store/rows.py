@@ -2,7 +2,7 @@
 
 Owns where a message lives (bucket and shard, derived from its version-1 UUID alone), the
 serialized form of a message in the `payload` cell, and the queue catalog row. Reused by
-the Spark data sources, so it imports only `cqs.model`, `cqs.message_codec` and the
+the Spark data sources, so it imports only `cqs.domain.model`, `cqs.domain.message_codec` and the
 standard library; never the driver, asyncio or any other adapter.
 """
 
@@ -15,8 +15,8 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cqs import message_codec
-from cqs.model import Message, MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
+from cqs.domain import message_codec
+from cqs.domain.model import Message, MessageMoveTask, MoveTaskStatus, Queue, QueueIdentity
 
 PAYLOAD_VERSION = 1
 

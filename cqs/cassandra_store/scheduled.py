@@ -3,7 +3,7 @@
 Owns the three timer tables of `schema.py`: the messages by (queue incarnation, due
 minute, shard) clustered by due time, the per-minute counters that are both the count and
 the index of the minutes holding messages, and the one-partition list of queues with timer
-messages. Minutes and shards never leave this module. Imports `cqs.model`, `cqs.errors`
+messages. Minutes and shards never leave this module. Imports `cqs.domain.model`, `cqs.domain.errors`
 and this package; never the service, Redis or aiohttp.
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.partitions import NO_LIMIT
 from cqs.cassandra_store.session import CassandraSession, all_or_first_error
-from cqs.extension_model import ScheduledQueue, ScheduledSummary
-from cqs.model import Message, Queue, QueueIdentity
+from cqs.domain.extension_model import ScheduledQueue, ScheduledSummary
+from cqs.domain.model import Message, Queue, QueueIdentity
 
 BUCKET_MS = schema.SCHEDULED_BUCKET_SECONDS * 1000
 SHARDS = tuple(range(schema.SCHEDULED_SHARD_COUNT))

@@ -3,7 +3,7 @@
 Owns the prepared-statement cache, awaitable reads and writes (bounded in flight), the
 keyspace-wide agreed settings, and the translation of driver failures into
 `StorageUnavailable`, once, here at the edge. Opening a session (cluster options, schema
-creation) is `connection.py`'s. Imports the driver, `cqs.errors` and
+creation) is `connection.py`'s. Imports the driver, `cqs.domain.errors` and
 `cqs.cassandra_store.schema`; never the service, Redis or aiohttp.
 """
 
@@ -26,7 +26,7 @@ from cassandra.connection import ConnectionException
 from cassandra.query import PreparedStatement, SimpleStatement
 
 from cqs.cassandra_store import schema
-from cqs.errors import StorageUnavailable
+from cqs.domain.errors import StorageUnavailable
 
 # Driver failures that mean "the store cannot answer now"; anything else (a CQL error) is a bug
 # and propagates unchanged.

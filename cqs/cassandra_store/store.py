@@ -4,7 +4,7 @@ Owns the `MessageStore` operations on messages: writes, reads, samples, counts, 
 drops, plus the operators' browse and describe. Where a message lives and the bucket index
 are `partitions.py`'s; FIFO deduplication records, `deduplications.py`'s. Buckets and
 shards never leave this package (the port speaks of queues and message ids only). Imports
-`cqs.model`, `cqs.errors` and this package; never the service, Redis or aiohttp.
+`cqs.domain.model`, `cqs.domain.errors` and this package; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cqs.cassandra_store.deduplications import (
 )
 from cqs.cassandra_store.partitions import NO_LIMIT, MessagePartitions
 from cqs.cassandra_store.session import CassandraSession, all_or_first_error
-from cqs.model import Deduplication, Message, Queue
+from cqs.domain.model import Deduplication, Message, Queue
 
 # A bucket is closed (no more writes expected) this long after its end: covers clock skew
 # between API processes and the time between creating a message id and writing it.

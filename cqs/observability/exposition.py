@@ -27,7 +27,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from cqs.model import CacheState
+from cqs.domain.model import CacheState
 from cqs.observability.metrics import info
 from cqs.observability.stats import COUNTER_FIELDS, QueueSnapshot
 

@@ -14,7 +14,7 @@ import logging
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from cqs.errors import QueueDoesNotExist, StorageError
+from cqs.domain.errors import QueueDoesNotExist, StorageError
 from cqs.observability.health import Answer, liveness, starting
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.stats import QueueSnapshot, queue_view, statistics_view

@@ -4,7 +4,7 @@ Owns reading every queue's figures cheaply (the queue names from the catalog, th
 pipelined read per Redis server through the cache adapter's `queue_stats`), keeping the
 result for a couple of seconds so that a burst of scrapes costs one read, and the JSON shape
 of the statistics view (what CQS's admin page and CassieQ's statistics endpoint showed).
-Imports `cqs.model` and the standard library; never Prometheus, aiohttp or an adapter (the
+Imports `cqs.domain.model` and the standard library; never Prometheus, aiohttp or an adapter (the
 composition root hands in the catalog and the cache). The statistics cover the queues of one
 namespace (account and region): the deployment's own.
 """
@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cqs.errors import StorageError
-from cqs.model import CacheState, QueueIdentity, QueueNamespace, Redelivery
+from cqs.domain.errors import StorageError
+from cqs.domain.model import CacheState, QueueIdentity, QueueNamespace, Redelivery
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cqs.model import Redelivery
+from cqs.domain.model import Redelivery
 from cqs.observability.metrics import CqsMetrics
 
 # A queue served from Cassandra accrues time between two receive passes of this process;

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cqs.model import QueueNamespace
+from cqs.domain.model import QueueNamespace
 from cqs.ports import LegacyKeyspace, MigrationCounts, MigrationRecord
 
 PROGRESS_SECONDS = 5.0

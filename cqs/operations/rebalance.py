@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Protocol
 
-from cqs.errors import StorageUnavailable
-from cqs.model import QueueIdentity
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog
 
 # Deferred deletes read from the old ring at most (all of them, in practice).

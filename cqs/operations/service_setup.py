@@ -17,10 +17,10 @@ from cqs.cassandra_store import (
 )
 from cqs.cassandra_store.scheduled import CassandraScheduledMessages
 from cqs.cassandra_store.session import CassandraSession
-from cqs.model import QueueNamespace
+from cqs.domain.model import QueueNamespace
+from cqs.domain.receipts import ReceiptSigner
 from cqs.operations.tls_settings import redis_tls
 from cqs.ports import Telemetry
-from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.promotion_leases import RedisPromotionLeases

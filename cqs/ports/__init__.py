@@ -2,7 +2,7 @@
 (and the durable store's side of `cqs migrate`).
 
 One module per role; this package re-exports them so callers write `from cqs.ports import
-MessageStore`. Imports only `cqs.model`: adapters implement these, the service uses them.
+MessageStore`. Imports only `cqs.domain.model`: adapters implement these, the service uses them.
 """
 
 from cqs.ports.cache import (

@@ -12,7 +12,7 @@
 No Redis keys or driver types appear here; `cqs/redis_cache/` implements them and translates
 its failures into `StorageUnavailable` (an outage) or `StorageBusy` (back-pressure). Every
 method raises StorageUnavailable when the queue's Redis cannot be reached. Imports only
-`cqs.model`.
+`cqs.domain.model`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Protocol
 
-from cqs.model import (
+from cqs.domain.model import (
     CachedMessageState,
     CacheState,
     Deduplication,

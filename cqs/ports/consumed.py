@@ -5,7 +5,7 @@ DeleteMessage consumes, for that long, so that `CqsExtensions.ReplayMessages` ca
 messages of a time range again and Spark can read them. A replay's progress and the ids of
 the copies it sent are kept here too, so that an interrupted replay resumes without sending
 a message twice. No buckets, shards or driver types
-appear here; `cqs/cassandra_store/consumed.py` implements it. Imports only `cqs.model`.
+appear here; `cqs/cassandra_store/consumed.py` implements it. Imports only `cqs.domain.model`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
-from cqs.model import Queue
+from cqs.domain.extension_model import ConsumedMessage, ConsumedRange, Replay
+from cqs.domain.model import Queue
 
 
 class ConsumedMessageStore(Protocol):

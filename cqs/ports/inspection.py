@@ -4,7 +4,7 @@ Owns the interface the admin console reads through (which queue dead-letters int
 which Redis server owns a queue, the cluster) and the values it answers with, and the
 values of a peek (`PeekedMessage`, `MessagePage`), which `QueueService.peek_messages`
 answers with (the service's `peeking` owns looking at messages). Nothing here changes a queue: changes
-go through `QueueService`. Imports only `cqs.model` and the standard library; the
+go through `QueueService`. Imports only `cqs.domain.model` and the standard library; the
 implementation over the storage ports is `cqs.inspection.StorageQueueInspector`.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cqs.model import Message
+from cqs.domain.model import Message
 
 MAX_PEEK = 100  # messages in one peek
 

@@ -4,7 +4,7 @@ Owns the interface `cqs.operations.migrate` drives: which tables of an earlier c
 the keyspace still holds, the record of a finished migration, copying every queue, deletion
 record and live message into today's tables, finding legacy rows written after a migration,
 and dropping the legacy tables. No shard numbers, buckets or driver types appear here beyond
-counts; `cqs/cassandra_store/migration.py` implements it. Imports only `cqs.model` and the
+counts; `cqs/cassandra_store/migration.py` implements it. Imports only `cqs.domain.model` and the
 standard library.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from cqs.model import QueueNamespace
+from cqs.domain.model import QueueNamespace
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 messages due beyond the cache horizon, and `PromotionLeases`, which lets one process at a
 time promote a queue's due messages. No buckets, shards or keys appear here:
 `cqs/cassandra_store/scheduled.py` and `cqs/redis_cache/promotion_leases.py` implement
-them. Imports only `cqs.model`.
+them. Imports only `cqs.domain.model`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from cqs.extension_model import ScheduledQueue, ScheduledSummary
-from cqs.model import Message, Queue, QueueIdentity
+from cqs.domain.extension_model import ScheduledQueue, ScheduledSummary
+from cqs.domain.model import Message, Queue, QueueIdentity
 
 
 class ScheduledMessages(Protocol):

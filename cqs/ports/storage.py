@@ -1,7 +1,7 @@
 """The durable store's interfaces, in queue language: `QueueCatalog` (queue metadata) and
 `MessageStore` (every message, durably). No shard numbers, buckets or driver types appear
 here; `cqs/cassandra_store/` implements them and translates driver failures into
-`StorageUnavailable`. Imports only `cqs.model`.
+`StorageUnavailable`. Imports only `cqs.domain.model`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
-from cqs.model import (
+from cqs.domain.model import (
     Deduplication,
     Message,
     MessageMoveTask,

@@ -1,13 +1,13 @@
 """What the service reports as it works (`Telemetry`), in queue words, and `NullTelemetry`,
 which records nothing. `cqs/observability/` implements it for Prometheus. Imports only
-`cqs.model`.
+`cqs.domain.model`.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from cqs.model import (
+from cqs.domain.model import (
     Redelivery,
 )
 

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import ARRIVALS_CHANNEL, queue_from_key
 from cqs.redis_cache.managed_servers import ClusterServer
 from cqs.redis_cache.pool import ServerPool

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, cast
 
-from cqs.model import (
+from cqs.domain.model import (
     DEDUPLICATION_INTERVAL_MS,
     Admission,
     AdmissionOutcome,

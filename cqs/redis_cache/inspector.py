@@ -15,8 +15,8 @@ from typing import Any, cast
 
 from redis.exceptions import ResponseError
 
-from cqs.errors import StorageBusy, StorageError
-from cqs.model import (
+from cqs.domain.errors import StorageBusy, StorageError
+from cqs.domain.model import (
     CachedMessageState,
     CacheState,
     MessagePlace,

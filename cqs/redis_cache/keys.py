@@ -3,7 +3,7 @@
 Owns the key layout of the message cache. Each queue's keys share the hash tag
 `{<account>:<region>:<name>}` (`QueueIdentity.key`), so they live together on the queue's
 server (and in one slot under Redis Cluster). Imports only the standard library and
-`cqs.model`.
+`cqs.domain.model`.
 
 Per queue (`cqs:{<account>:<region>:<name>}:...`):
 
@@ -12,7 +12,7 @@ Per queue (`cqs:{<account>:<region>:<name>}:...`):
                          messages back from flight LPUSH at the head. A FIFO queue's
                          (its name ends in ".fifo") is a ZSET instead: id -> sequence
                          number, so order holds however messages were cached
-  payload        HASH    id -> the message as compact JSON (`cqs/message_codec.py`)
+  payload        HASH    id -> the message as compact JSON (`cqs/domain/message_codec.py`)
   receipt        HASH    id -> "<sent_ms>:<receive_count>:<first_receive_ms>:<nonce>"
                          (sent_ms here lets Lua apply retention without decoding JSON;
                          first_receive_ms 0 = never received; nonce of the latest receive,
@@ -78,7 +78,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 
 PREFIX = "cqs"
 DUE_KEY = f"{PREFIX}:due"

@@ -14,7 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from redis.commands.core import AsyncScript
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.managed_servers import one_cache_server
 from cqs.redis_cache.ring import HashRing
 from cqs.redis_cache.scripts import SCRIPT_NAMES

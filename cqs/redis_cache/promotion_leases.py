@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from redis.commands.core import AsyncScript
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import promotion_lease_key
 from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.scripts import script_source

@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cqs.message_codec import decode_message, encode_message
-from cqs.model import Delivery, Message, ReceiveOutcome
+from cqs.domain.message_codec import decode_message, encode_message
+from cqs.domain.model import Delivery, Message, ReceiveOutcome
 
 # 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000

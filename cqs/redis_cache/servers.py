@@ -39,7 +39,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from cqs.errors import StorageBusy, StorageUnavailable
+from cqs.domain.errors import StorageBusy, StorageUnavailable
 from cqs.redis_cache.pipelining import ScriptPipeline
 from cqs.redis_cache.scripts import QueueScripts, register_scripts
 

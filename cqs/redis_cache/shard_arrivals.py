@@ -29,7 +29,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import QueueKeys, queue_from_key
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ import random
 from collections.abc import Sequence
 from typing import cast
 
-from cqs.errors import StorageError
-from cqs.model import QueueIdentity
+from cqs.domain.errors import StorageError
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import (
     ARRIVALS_CHANNEL,
     DUE_KEY,

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.ports import DueSweeper, NullTelemetry, Telemetry
 
 log = logging.getLogger(__name__)

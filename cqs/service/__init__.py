@@ -4,7 +4,7 @@ each, the mechanisms it coordinates.
 - `service`: QueueService and ServiceTuning; composes the others;
 - `queue_directory`: queue metadata cached in this process, ARNs of this service;
 - `access`: whether a caller may do an action to a queue (`QueueService.access`), from
-  the owner rules and the queue's Policy (`cqs.access_policy`);
+  the owner rules and the queue's Policy (`cqs.domain.access_policy`);
 - `queues`: create/list/delete/purge queues, attributes, tags, permissions;
 - `messages`: building messages from sends, what a receive returns (pure);
 - `sending` and `fifo`: the store-then-cache order of a send; FIFO admission and numbering;
@@ -24,7 +24,7 @@ errors, validation, the pure rule modules and the ports, never an adapter, aioht
 driver.
 """
 
-from cqs.model import MessageAttributeValue
+from cqs.domain.model import MessageAttributeValue
 from cqs.service.access import QueueAccess
 from cqs.service.messages import new_message_id
 from cqs.service.queues import COUNT_ATTRIBUTES

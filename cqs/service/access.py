@@ -1,7 +1,7 @@
 """QueueAccess: whether a caller may do an SQS action to a queue, as SQS decides it.
 
-Owns the access rules below; the Policy language itself is `cqs.access_policy`'s. Imports
-model, errors, `cqs.access_policy` and the queue directory; never an adapter or aiohttp.
+Owns the access rules below; the Policy language itself is `cqs.domain.access_policy`'s. Imports
+model, errors, `cqs.domain.access_policy` and the queue directory; never an adapter or aiohttp.
 
 The rules (`authorize` raises, or returns to let the action run):
 - The queue's owner (the caller's account is the queue's) may do every action, unless a
@@ -41,9 +41,9 @@ StorageUnavailable instead.
 
 from __future__ import annotations
 
-from cqs.access_policy import AccessRequest, Decision, evaluate, policy_action
-from cqs.errors import AccessDenied, CqsError, QueueDoesNotExist
-from cqs.model import Caller, Queue, QueueIdentity
+from cqs.domain.access_policy import AccessRequest, Decision, evaluate, policy_action
+from cqs.domain.errors import AccessDenied, CqsError, QueueDoesNotExist
+from cqs.domain.model import Caller, Queue, QueueIdentity
 from cqs.service.queue_directory import QueueDirectory
 
 # AWS: "Cross-account permissions don't apply to the following actions" (SQS Developer

@@ -18,8 +18,8 @@ import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 
-from cqs.errors import StorageError, StorageUnavailable
-from cqs.model import (
+from cqs.domain.errors import StorageError, StorageUnavailable
+from cqs.domain.model import (
     CacheState,
     Deduplication,
     Delivery,
@@ -28,8 +28,8 @@ from cqs.model import (
     Queue,
     QueueIdentity,
 )
+from cqs.domain.receipts import new_nonce
 from cqs.ports import CachedMessages, CacheFill, MessageStore, Telemetry
-from cqs.receipts import new_nonce
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cqs.errors import QueueDoesNotExist, StorageUnavailable
+from cqs.domain.errors import QueueDoesNotExist, StorageUnavailable
 from cqs.ports import DueSweeper, MessageStore, QueueCatalog, Telemetry
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.move_tasks import MoveTasks

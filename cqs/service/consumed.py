@@ -24,9 +24,9 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
-from cqs.errors import InvalidParameterValue, StorageError
-from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
-from cqs.model import Message, Queue, SendRequest
+from cqs.domain.errors import InvalidParameterValue, StorageError
+from cqs.domain.extension_model import ConsumedMessage, ConsumedRange, Replay
+from cqs.domain.model import Message, Queue, SendRequest
 from cqs.ports import ConsumedMessageStore, MessageStore
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Owns creating, listing, re-filtering and deleting groups, and the fan-out of a send: a copy of each
 message sent to a queue goes to every group of the queue whose filter policy matches it.
-A group is the queue `<queue>/<group>` (`cqs.group_names`): its own catalog row, store rows
+A group is the queue `<queue>/<group>` (`cqs.domain.group_names`): its own catalog row, store rows
 and cache keys, so receive, delete, visibility, redrive, retention and the revisibility
 worker treat it as any other queue. Its row carries the filter policy and the id of the
 queue incarnation it belongs to (hidden attributes: GetQueueAttributes names neither), so
@@ -25,16 +25,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from cqs import filter_policy, group_names, validation
-from cqs.errors import (
+from cqs.domain import filter_policy, group_names, validation
+from cqs.domain.errors import (
     InvalidAttributeName,
     InvalidParameterValue,
     QueueDoesNotExist,
     QueueNameExists,
     StorageUnavailable,
 )
-from cqs.extension_model import ConsumerGroup
-from cqs.model import Message, Queue, QueueIdentity
+from cqs.domain.extension_model import ConsumerGroup
+from cqs.domain.model import Message, Queue, QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.dead_letters import DeadLetters

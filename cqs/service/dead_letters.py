@@ -4,7 +4,7 @@ Owns the checks a RedrivePolicy must pass when it is set (an existing target of 
 queue type that allows this source), where a queue's dead letters go, moving the messages
 the cache took out for exceeding maxReceiveCount to the dead-letter queue, and which queues
 dead-letter into a queue (ListDeadLetterSourceQueues). The pure rules live in
-`cqs.dead_letter_policy`. Imports model, errors, ports and sibling mechanisms; never an
+`cqs.domain.dead_letter_policy`. Imports model, errors, ports and sibling mechanisms; never an
 adapter.
 """
 
@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from cqs import arns, dead_letter_policy
-from cqs.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
-from cqs.model import Message, MessageAttributeValue, Queue, QueueIdentity
+from cqs.domain import arns, dead_letter_policy
+from cqs.domain.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
+from cqs.domain.model import Message, MessageAttributeValue, Queue, QueueIdentity
 from cqs.ports import MessageStore, QueueCatalog, Telemetry
 from cqs.service import pagination
 from cqs.service.cache_fill import CacheFiller

@@ -16,8 +16,8 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from cqs.errors import StorageUnavailable
-from cqs.model import (
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import (
     DEDUPLICATION_INTERVAL_MS,
     AdmissionOutcome,
     Deduplication,

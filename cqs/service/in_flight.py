@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from cqs import validation
-from cqs.errors import (
+from cqs.domain import validation
+from cqs.domain.errors import (
     CqsError,
     InvalidParameterValue,
     MessageNotInflight,
@@ -25,7 +25,7 @@ from cqs.errors import (
     StorageError,
     StorageUnavailable,
 )
-from cqs.model import (
+from cqs.domain.model import (
     BatchFailure,
     BatchResult,
     CacheState,
@@ -35,8 +35,8 @@ from cqs.model import (
     QueueIdentity,
     VisibilityOutcome,
 )
+from cqs.domain.receipts import ReceiptSigner
 from cqs.ports import CachedMessages, MessageStore, Telemetry
-from cqs.receipts import ReceiptSigner
 from cqs.service.cache_fill import CacheFiller
 
 

@@ -10,7 +10,7 @@ reaches:
 - one recheck task per process wakes the oldest waiter of every queue that has waiters every
   `recheck_seconds`, in case an announcement was missed (say, during a pub/sub reconnect).
 A waiting poll holds no Redis connection and makes no Redis call until it is woken: it is a
-future in a dict and a timer handle. Imports asyncio and `cqs.model` only.
+future in a dict and a timer handle. Imports asyncio and `cqs.domain.model` only.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 
 
 class LongPollWaiters:

@@ -14,8 +14,8 @@ import random
 import uuid
 from collections.abc import Mapping
 
-from cqs import checksums, dead_letter_policy, validation
-from cqs.model import (
+from cqs.domain import checksums, dead_letter_policy, validation
+from cqs.domain.model import (
     Delivery,
     Message,
     MessageAttributeValue,
@@ -26,7 +26,7 @@ from cqs.model import (
     SendRequest,
     SendResult,
 )
-from cqs.receipts import ReceiptSigner
+from cqs.domain.receipts import ReceiptSigner
 
 # A standard (fair) queue's MessageGroupId, kept with the message as a hidden system
 # attribute (clients cannot send it: only AWSTraceHeader is accepted) and shown on receive.

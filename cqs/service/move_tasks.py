@@ -17,14 +17,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 
-from cqs import checksums, dead_letter_policy
-from cqs.errors import (
+from cqs.domain import checksums, dead_letter_policy
+from cqs.domain.errors import (
     InvalidParameterValue,
     QueueDoesNotExist,
     ResourceNotFound,
     StorageUnavailable,
 )
-from cqs.model import Message, MessageMoveTask, MoveTaskStatus, Queue
+from cqs.domain.model import Message, MessageMoveTask, MoveTaskStatus, Queue
 from cqs.ports import QueueCatalog
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.dead_letters import DeadLetters

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 
-from cqs.errors import InvalidParameterValue
+from cqs.domain.errors import InvalidParameterValue
 
 LIST_QUEUES_LIMIT = 1000  # names in a page, and in an answer without MaxResults
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cqs import validation
-from cqs.errors import InvalidParameterValue, StorageError
-from cqs.extension_model import PeekRequest
-from cqs.model import CacheState, Message, MessageAttributeValue, MessagePlace, Queue
+from cqs.domain import validation
+from cqs.domain.errors import InvalidParameterValue, StorageError
+from cqs.domain.extension_model import PeekRequest
+from cqs.domain.model import CacheState, Message, MessageAttributeValue, MessagePlace, Queue
 from cqs.ports import CacheInspection, MessageStore
 from cqs.ports.inspection import (
     DELETED,

@@ -6,7 +6,7 @@ catalog cannot be read, a known queue is served from its last copy however old, 
 through `get_recent`, and once a read has failed no caller waits on the catalog for a known
 queue until a background read succeeds), what a create, change or delete does to that
 copy, queue ARNs, and the "deleted recently" rule of CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
-errors, ports, `cqs.arns` and `cqs.validation`; never an adapter, aiohttp or a driver.
+errors, ports, `cqs.domain.arns` and `cqs.domain.validation`; never an adapter, aiohttp or a driver.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from cqs import arns, group_names, validation
-from cqs.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
-from cqs.model import Queue, QueueIdentity
+from cqs.domain import arns, group_names, validation
+from cqs.domain.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
+from cqs.domain.model import Queue, QueueIdentity
 from cqs.ports import QueueCatalog
 
 # A queue's cached metadata is served (and refreshed in the background) up to this age.

@@ -14,9 +14,9 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from cqs import arns, dead_letter_policy, group_names, permissions, validation
-from cqs.errors import InvalidAttributeName, PurgeQueueInProgress, QueueNameExists
-from cqs.model import (
+from cqs.domain import arns, dead_letter_policy, group_names, permissions, validation
+from cqs.domain.errors import InvalidAttributeName, PurgeQueueInProgress, QueueNameExists
+from cqs.domain.model import (
     DEFAULT_QUEUE_ATTRIBUTES,
     Queue,
     QueueDescription,

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cqs import validation
-from cqs.errors import StorageBusy, StorageError, StorageUnavailable
-from cqs.model import (
+from cqs.domain import validation
+from cqs.domain.errors import StorageBusy, StorageError, StorageUnavailable
+from cqs.domain.model import (
     Delivery,
     Queue,
     QueueIdentity,
@@ -25,8 +25,8 @@ from cqs.model import (
     ReceiveRequest,
     Redelivery,
 )
+from cqs.domain.receipts import ReceiptSigner, new_nonce
 from cqs.ports import CachedMessages, Telemetry
-from cqs.receipts import ReceiptSigner, new_nonce
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.long_poll import LongPollWaiters

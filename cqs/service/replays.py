@@ -33,9 +33,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from cqs.errors import InvalidParameterValue
-from cqs.extension_model import ConsumedMessage, ConsumedRange, Replay
-from cqs.model import Message, Queue
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.extension_model import ConsumedMessage, ConsumedRange, Replay
+from cqs.domain.model import Message, Queue
 from cqs.ports import ConsumedMessageStore, MessageStore
 from cqs.service.consumed import check_span, replayed_request
 from cqs.service.messages import new_message_id

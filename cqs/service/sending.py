@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from cqs import validation
-from cqs.errors import CqsError
-from cqs.model import BatchFailure, BatchResult, Message, Queue, SendRequest, SendResult
+from cqs.domain import validation
+from cqs.domain.errors import CqsError
+from cqs.domain.model import BatchFailure, BatchResult, Message, Queue, SendRequest, SendResult
 from cqs.ports import MessageStore, Telemetry
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.fifo import FifoSender

@@ -15,14 +15,14 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cqs.extension_model import (
+from cqs.domain.extension_model import (
     ConsumedMessage,
     ConsumedRange,
     ConsumerGroup,
     PeekRequest,
     ScheduledSummary,
 )
-from cqs.model import (
+from cqs.domain.model import (
     BatchResult,
     MessageMoveTask,
     QueueDescription,
@@ -33,6 +33,7 @@ from cqs.model import (
     SendRequest,
     SendResult,
 )
+from cqs.domain.receipts import ReceiptSigner
 from cqs.ports import (
     ConsumedMessageStore,
     MessageCache,
@@ -44,7 +45,6 @@ from cqs.ports import (
     Telemetry,
 )
 from cqs.ports.inspection import MessagePage, PeekedMessage
-from cqs.receipts import ReceiptSigner
 from cqs.service.access import QueueAccess
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.chores import Chores

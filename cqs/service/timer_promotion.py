@@ -20,9 +20,9 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from cqs.errors import QueueDoesNotExist, StorageUnavailable
-from cqs.extension_model import ScheduledQueue
-from cqs.model import Message, Queue
+from cqs.domain.errors import QueueDoesNotExist, StorageUnavailable
+from cqs.domain.extension_model import ScheduledQueue
+from cqs.domain.model import Message, Queue
 from cqs.ports import MessageStore, PromotionLeases, QueueCatalog, ScheduledMessages, Telemetry
 from cqs.service.cache_fill import CacheFiller
 from cqs.service.queue_directory import QueueDirectory

@@ -15,8 +15,8 @@ import math
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
-from cqs.errors import InvalidParameterValue
-from cqs.model import MessageAttributeValue, SendRequest
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.model import MessageAttributeValue, SendRequest
 
 DELIVER_AT = "cqs.DeliverAt"
 DELAY_SECONDS = "cqs.DelaySeconds"

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from cqs.errors import InvalidParameterValue, UnsupportedOperation
-from cqs.extension_model import ScheduledSummary
-from cqs.model import BatchResult, Message, Queue, SendRequest, SendResult
+from cqs.domain.errors import InvalidParameterValue, UnsupportedOperation
+from cqs.domain.extension_model import ScheduledSummary
+from cqs.domain.model import BatchResult, Message, Queue, SendRequest, SendResult
 from cqs.ports import ScheduledMessages, Telemetry
 from cqs.service.messages import build_message, send_result
 from cqs.service.sending import Sender, build_entries, validate_batch, with_group_copies

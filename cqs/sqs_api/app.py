@@ -14,7 +14,7 @@ account is the caller's; without one (auth off) every caller is the server's own
 acting in the region its credential scope (read, not verified) or its Host names, else the
 server's: regions are separate namespaces either way.
 
-Imports aiohttp, the service (for its type), `cqs.validation` and the other `sqs_api`
+Imports aiohttp, the service (for its type), `cqs.domain.validation` and the other `sqs_api`
 modules; never Redis, Cassandra or any adapter: `cqs/main.py` builds the service and hands
 it in.
 """
@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from cqs import validation
-from cqs.errors import (
+from cqs.domain import validation
+from cqs.domain.errors import (
     AuthenticationError,
     CqsError,
     MalformedRequest,
     StorageUnavailable,
     UnknownAction,
 )
-from cqs.model import Caller
+from cqs.domain.model import Caller
 from cqs.ports.telemetry import Telemetry
 from cqs.service import QueueService
 from cqs.sqs_api.errors import (

@@ -1,4 +1,4 @@
-"""The one table from `cqs.errors` classes to SQS wire errors, and their rendering.
+"""The one table from `cqs.domain.errors` classes to SQS wire errors, and their rendering.
 
 Owns, for every error a client may see: the query-protocol code, the JSON `__type`, the HTTP
 status and whether the sender is at fault; and the error bodies (XML `ErrorResponse` for the
@@ -16,7 +16,7 @@ header's code as `Error.Code`); the two unmodelled ones AWS answers over JSON ar
 its recorded answers name them: InvalidParameterValue -> InvalidParameterValueException,
 MissingParameter -> MissingRequiredParameterException.
 
-Imports `cqs.errors` and the two codecs' text helpers: never the service, aiohttp or storage.
+Imports `cqs.domain.errors` and the two codecs' text helpers: never the service, aiohttp or storage.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cqs import errors
+from cqs.domain import errors
 from cqs.sqs_api.json_codec import JSON_CONTENT_TYPE
 from cqs.sqs_api.protocol import (
     MalformedJson,

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
-from cqs import arns, checksums
-from cqs.dead_letter_policy import read_task_handle, task_handle
-from cqs.errors import InvalidParameterValue, ResourceNotFound
-from cqs.model import (
+from cqs.domain import arns, checksums
+from cqs.domain.dead_letter_policy import read_task_handle, task_handle
+from cqs.domain.errors import InvalidParameterValue, ResourceNotFound
+from cqs.domain.model import (
     BatchFailure,
     Caller,
     MessageAttributeValue,

@@ -11,7 +11,7 @@ read through `validation.load_json` (bounded depth and integers), and every deco
 passes the one character rule (`validation.validate_text`) here, once, except message
 content, which the service checks entry by entry with the same rule.
 
-Pure functions over strings and bytes: imports `cqs.errors`, `cqs.validation` and the
+Pure functions over strings and bytes: imports `cqs.domain.errors`, `cqs.domain.validation` and the
 standard library only, never aiohttp, the service or storage.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 from urllib.parse import unquote_to_bytes
 
-from cqs import errors, validation
+from cqs.domain import errors, validation
 
 JSON_TARGET_PREFIX = "AmazonSQS."
 # cqs's own actions beyond SQS (consumer groups, peek, replay, scheduling): JSON protocol

@@ -7,10 +7,10 @@ and the comparison with the signature the key's secret gives. The canonical requ
 string to sign and the signature are botocore's own (`SigV4Auth`, `SigV4QueryAuth`), fed a
 request rebuilt exactly as received: the raw path and query, and only the headers the client
 listed in SignedHeaders; the query is decoded and botocore encodes it again, as AWS does, so a
-client that wrote a space as `+` is understood. Refusals are `cqs.errors` AuthenticationError subclasses whose
+client that wrote a space as `+` is understood. Refusals are `cqs.domain.errors` AuthenticationError subclasses whose
 messages never hold a secret or a signature.
 
-Pure: imports botocore, `cqs.credentials` and `cqs.errors`; never aiohttp or the service.
+Pure: imports botocore, `cqs.credentials` and `cqs.domain.errors`; never aiohttp or the service.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from botocore.compat import HTTPHeaders
 from botocore.credentials import ReadOnlyCredentials
 
 from cqs.credentials import AccessKey
-from cqs.errors import (
+from cqs.domain.errors import (
     AuthenticationError,
     IncompleteSignature,
     InvalidClientTokenId,

@@ -8,7 +8,7 @@ handlers turn names into URLs here and URLs back into names. The host comes from
 base URL when one is configured, else from the request (its scheme and Host header, which
 must be a plain host[:port]: the URL never carries header junk). A URL names its owner's
 account; access control (`QueueService.access`) decides whether the caller may reach it.
-Imports `cqs.errors` and the standard library only.
+Imports `cqs.domain.errors` and the standard library only.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
 
-from cqs.errors import InvalidParameterValue, QueueDoesNotExist
+from cqs.domain.errors import InvalidParameterValue, QueueDoesNotExist
 
 # RFC 3986 host[:port], narrowed to what names a server in practice: a DNS-style name (or
 # IPv4 address) of unreserved characters, or a bracketed IPv6 address; a port of 1-5 digits.

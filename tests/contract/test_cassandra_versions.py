@@ -20,8 +20,8 @@ from cqs.cassandra_store import (
     KeyspaceNeedsMigration,
     connect,
 )
+from cqs.domain.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
 from cqs.embedded.cassandra5_install import cassandra_version
-from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Message, Queue
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 from tests.fixtures.legacy_keyspace import compact_tables, create_earlier_keyspace
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import pytest
 
+from cqs.domain.model import Deduplication, DeduplicationClaim, Message, QueueIdentity
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import Deduplication, DeduplicationClaim, Message, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.keys import QueueKeys
 from tests.contract.test_message_cache import now_ms, raw_client

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.errors import StorageUnavailable
-from cqs.model import (
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import (
     CacheState,
     DeleteOutcome,
     Delivery,
@@ -26,6 +25,7 @@ from cqs.model import (
     QueueIdentity,
     VisibilityOutcome,
 )
+from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.ports import MessageCache
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.keys import (

@@ -23,9 +23,9 @@ from cqs.cassandra_store import (
     connect,
 )
 from cqs.cassandra_store.rows import message_uuid_at
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import Deduplication, Message, MessageAttributeValue, Queue
 from cqs.embedded.cassandra import EmbeddedCassandra
-from cqs.errors import StorageUnavailable
-from cqs.model import Deduplication, Message, MessageAttributeValue, Queue
 from tests.fixtures.cassandra_node import (
     CassandraTestSettings,
     cassandra_under_test,

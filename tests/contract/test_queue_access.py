@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cqs.cassandra_store import CassandraMessageStore, CassandraQueueCatalog
-from cqs.errors import AccessDenied, QueueDoesNotExist
-from cqs.model import Caller, QueueIdentity, QueueNamespace, SendRequest
-from cqs.receipts import ReceiptSigner
+from cqs.domain.errors import AccessDenied, QueueDoesNotExist
+from cqs.domain.model import Caller, QueueIdentity, QueueNamespace, SendRequest
+from cqs.domain.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.service import QueueService
 from cqs.service.queue_directory import METADATA_STALE_SECONDS

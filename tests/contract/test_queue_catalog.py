@@ -8,7 +8,7 @@ import uuid
 
 from cqs.cassandra_store import CassandraQueueCatalog, CassandraSession
 from cqs.cassandra_store.schema import QUEUES_TABLE
-from cqs.model import DEFAULT_QUEUE_ATTRIBUTES, Queue, QueueIdentity
+from cqs.domain.model import DEFAULT_QUEUE_ATTRIBUTES, Queue, QueueIdentity
 from tests.fixtures.cassandra_node import CassandraTestSettings, unique_keyspace
 
 ACCOUNT, REGION = "000000000000", "us-east-1"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cqs.model import Delivery, QueueIdentity
+from cqs.domain.model import Delivery, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from tests.contract.test_message_cache import (
     RETENTION_MS,

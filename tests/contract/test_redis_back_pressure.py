@@ -16,9 +16,9 @@ import signal
 import pytest
 from redis.asyncio import Redis
 
+from cqs.domain.errors import StorageBusy, StorageUnavailable
+from cqs.domain.model import QueueIdentity
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.errors import StorageBusy, StorageUnavailable
-from cqs.model import QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import RedisServer, ServerLimits
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.crc import key_slot
 
-from cqs.model import DeleteOutcome, QueueIdentity
+from cqs.domain.model import DeleteOutcome, QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from tests.contract.test_message_cache import RETENTION_MS, make_message, nonces, now_ms
 from tests.fixtures.redis_cluster import LocalRedisCluster

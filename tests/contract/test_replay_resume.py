@@ -19,9 +19,9 @@ import pytest
 from cqs.cassandra_store import CassandraMessageStore, CassandraQueueCatalog
 from cqs.cassandra_store.consumed import CassandraConsumedMessages
 from cqs.cassandra_store.session import CassandraSession
-from cqs.errors import StorageUnavailable
-from cqs.extension_model import ConsumedRange, Replay
-from cqs.model import (
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.extension_model import ConsumedRange, Replay
+from cqs.domain.model import (
     Queue,
     QueueIdentity,
     QueueNamespace,
@@ -29,7 +29,7 @@ from cqs.model import (
     ReceiveRequest,
     SendRequest,
 )
-from cqs.receipts import ReceiptSigner
+from cqs.domain.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.service import QueueService
 

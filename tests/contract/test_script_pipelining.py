@@ -22,8 +22,8 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from cqs.domain.errors import StorageBusy, StorageUnavailable
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.errors import StorageBusy, StorageUnavailable
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import RedisServer, ServerLimits
 from tests.contract.test_message_cache import make_message, nonces, now_ms, ready_queue

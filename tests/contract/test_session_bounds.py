@@ -21,8 +21,8 @@ from cassandra import OperationTimedOut
 
 from cqs.cassandra_store import CassandraConnection, connect
 from cqs.cassandra_store.session import DEFAULT_MAX_IN_FLIGHT, CassandraSession
+from cqs.domain.errors import StorageUnavailable
 from cqs.embedded.cassandra import EmbeddedCassandra
-from cqs.errors import StorageUnavailable
 from tests.fixtures.cassandra_node import unique_keyspace
 
 REQUEST_TIMEOUT = 1.0

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import statement_label
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import QueueIdentity
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.errors import StorageUnavailable
-from cqs.model import QueueIdentity
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.servers import server_label
 from tests.fixtures.cassandra_node import CassandraTestSettings

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 
 from redis.asyncio import Redis
 
+from cqs.domain.model import CacheState, Message, QueueIdentity, QueueNamespace
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import CacheState, Message, QueueIdentity, QueueNamespace
 from cqs.observability.stats import QueueFigures, QueueStatistics
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.inspector import QueueStats

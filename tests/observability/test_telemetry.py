@@ -12,10 +12,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from cqs.cassandra_store import CassandraMessageStore, CassandraQueueCatalog
-from cqs.model import QueueNamespace, ReceiveRequest, SendRequest
+from cqs.domain.model import QueueNamespace, ReceiveRequest, SendRequest
+from cqs.domain.receipts import ReceiptSigner
 from cqs.observability.metrics import CqsMetrics
 from cqs.observability.telemetry import STORE_MODE_GAP_CAP_SECONDS, PrometheusTelemetry
-from cqs.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService

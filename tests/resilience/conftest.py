@@ -38,14 +38,14 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import (
+from cqs.domain.model import (
     DEFAULT_ACCOUNT_ID,
     DEFAULT_REGION,
     CacheState,
     QueueIdentity,
     QueueNamespace,
 )
+from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.redis_cache.cache import RedisMessageCache
 from tests.fixtures.cassandra_node import cassandra_under_test
 from tests.fixtures.cqs_server import CqsProcess

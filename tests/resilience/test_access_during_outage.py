@@ -13,9 +13,9 @@ import pytest
 
 from cqs.cassandra_store import CassandraConnection, CassandraMessageStore, CassandraQueueCatalog
 from cqs.cassandra_store import connect as connect_cassandra
-from cqs.errors import StorageUnavailable
-from cqs.model import Caller, QueueIdentity, QueueNamespace
-from cqs.receipts import ReceiptSigner
+from cqs.domain.errors import StorageUnavailable
+from cqs.domain.model import Caller, QueueIdentity, QueueNamespace
+from cqs.domain.receipts import ReceiptSigner
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.service import QueueService
 from cqs.service.queue_directory import METADATA_STALE_SECONDS

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from cqs.model import CacheState
+from cqs.domain.model import CacheState
 from tests.resilience.conftest import (
     CALL_BOUND_SECONDS,
     FaultyCassandra,

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from cqs.model import CacheState
+from cqs.domain.model import CacheState
 from cqs.operations.groups_cli import call
 from tests.resilience.conftest import (
     FaultyRedis,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from cqs.model import CacheState
+from cqs.domain.model import CacheState
 from cqs.redis_cache.keys import SWEEPER_KEY
 from tests.resilience.conftest import (
     CALL_BOUND_SECONDS,

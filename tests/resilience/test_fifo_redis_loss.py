@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from cqs.domain.model import CacheState
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import CacheState
 from tests.resilience.test_redis_outage import sqs_client, wait_for_ready_cache
 
 

@@ -20,8 +20,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from cqs.domain.model import CacheState
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import CacheState
 from cqs.redis_cache.cache import RedisMessageCache
 from cqs.redis_cache.ring import HashRing
 from tests.fixtures.cqs_server import StartServer

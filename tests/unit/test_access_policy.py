@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cqs import permissions
-from cqs.access_policy import AccessRequest, Decision, evaluate, policy_action
+from cqs.domain import permissions
+from cqs.domain.access_policy import AccessRequest, Decision, evaluate, policy_action
 
 OWNER = "444455556666"
 OTHER = "111122223333"

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from cqs.checksums import md5_of_body, md5_of_message_attributes, md5_of_system_attributes
-from cqs.model import MessageAttributeValue
+from cqs.domain.checksums import md5_of_body, md5_of_message_attributes, md5_of_system_attributes
+from cqs.domain.model import MessageAttributeValue
 
 
 def string(value: str, data_type: str = "String") -> MessageAttributeValue:
@@ -23,7 +23,7 @@ def binary(value: bytes, data_type: str = "Binary") -> MessageAttributeValue:
 
 
 def reference_digest(attributes: Mapping[str, MessageAttributeValue]) -> str:
-    """The AWS developer guide's recipe, written out separately from cqs.checksums."""
+    """The AWS developer guide's recipe, written out separately from cqs.domain.checksums."""
     chunks: list[bytes] = []
 
     def framed(data: bytes) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import botocore.session
 import pytest
 
-from cqs import errors
+from cqs.domain import errors
 from cqs.sqs_api.errors import ERROR_TABLE, render_json_error, render_query_error
 
 QUERY_MODEL = (

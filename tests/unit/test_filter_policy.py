@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from cqs import filter_policy
-from cqs.errors import InvalidParameterValue
-from cqs.model import MessageAttributeValue
+from cqs.domain import filter_policy
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.model import MessageAttributeValue
 
 
 def string(value: str, data_type: str = "String") -> MessageAttributeValue:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cqs import arns, group_names
-from cqs.errors import InvalidParameterValue, QueueDoesNotExist
-from cqs.model import QueueIdentity
+from cqs.domain import arns, group_names
+from cqs.domain.errors import InvalidParameterValue, QueueDoesNotExist
+from cqs.domain.model import QueueIdentity
 from cqs.sqs_api.urls import queue_address_from_url, queue_url
 
 ACCOUNT = "123456789012"

@@ -19,14 +19,14 @@ import botocore.session
 import pytest
 from botocore.model import OperationModel
 
-from cqs import checksums
-from cqs.dead_letter_policy import task_handle
-from cqs.errors import (
+from cqs.domain import checksums
+from cqs.domain.dead_letter_policy import task_handle
+from cqs.domain.errors import (
     InvalidMessageContents,
     MessageNotInflight,
     ReceiptHandleIsInvalid,
 )
-from cqs.model import (
+from cqs.domain.model import (
     BatchFailure,
     BatchResult,
     Caller,

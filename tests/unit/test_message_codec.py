@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from cqs.message_codec import decode_message, encode_message
-from cqs.model import Message, MessageAttributeValue
+from cqs.domain.message_codec import decode_message, encode_message
+from cqs.domain.model import Message, MessageAttributeValue
 
 
 def _message(**changes: object) -> Message:

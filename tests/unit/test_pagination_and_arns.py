@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cqs import arns
-from cqs.errors import InvalidParameterValue
+from cqs.domain import arns
+from cqs.domain.errors import InvalidParameterValue
 from cqs.service import pagination
 
 

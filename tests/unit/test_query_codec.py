@@ -20,8 +20,8 @@ import botocore.session
 import pytest
 from botocore.model import OperationModel, ServiceModel
 
-from cqs.errors import BatchEntryIdsNotDistinct, ReceiptHandleIsInvalid
-from cqs.model import BatchFailure, BatchResult, Caller
+from cqs.domain.errors import BatchEntryIdsNotDistinct, ReceiptHandleIsInvalid
+from cqs.domain.model import BatchFailure, BatchResult, Caller
 from cqs.sqs_api.handlers import HANDLERS, ApiCall
 from cqs.sqs_api.protocol import DecodedRequest, decode_query_request
 from cqs.sqs_api.query_codec import render_query_result, xml_text

@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from cqs.errors import ReceiptHandleIsInvalid
-from cqs.model import ReceiptHandle
-from cqs.receipts import ReceiptSigner, new_nonce
+from cqs.domain.errors import ReceiptHandleIsInvalid
+from cqs.domain.model import ReceiptHandle
+from cqs.domain.receipts import ReceiptSigner, new_nonce
 
 SECRET = b"0123456789abcdef0123456789abcdef"
 QUEUE = "orders"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cqs.errors import StorageUnavailable
+from cqs.domain.errors import StorageUnavailable
 from cqs.redis_cache.servers import ServerBreaker
 from tests.fixtures.manual_clock import ManualClock
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import (
     ARRIVALS_CHANNEL,
     DUE_KEY,

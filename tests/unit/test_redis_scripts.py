@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import QueueKeys
 from cqs.redis_cache.scripts import SCRIPT_NAMES, script_source
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from cqs.domain.model import QueueIdentity
 from cqs.main import main
-from cqs.model import QueueIdentity
 from cqs.redis_cache.keys import QueueKeys, script_keys
 from cqs.redis_cache.topology import TopologyKind, parse_topology
 

@@ -7,7 +7,7 @@ import uuid
 from collections import Counter
 
 from cqs.cassandra_store import rows
-from cqs.model import Message, MessageAttributeValue, Queue, QueueIdentity
+from cqs.domain.model import Message, MessageAttributeValue, Queue, QueueIdentity
 
 
 def _message(**overrides: object) -> Message:

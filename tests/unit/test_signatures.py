@@ -19,7 +19,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from cqs.credentials import AccessKey
-from cqs.errors import (
+from cqs.domain.errors import (
     AuthenticationError,
     IncompleteSignature,
     InvalidClientTokenId,

@@ -22,8 +22,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from cqs import errors
-from cqs.model import QueueIdentity
+from cqs.domain import errors
+from cqs.domain.model import QueueIdentity
 from cqs.service import QueueService
 from cqs.sqs_api import add_sqs_routes, create_api_app
 from cqs.sqs_api.app import ServiceSource

@@ -13,13 +13,13 @@ from urllib.parse import urlencode
 
 import pytest
 
-from cqs.errors import (
+from cqs.domain.errors import (
     InvalidParameterValue,
     MalformedRequest,
     MissingParameter,
     QueueDoesNotExist,
 )
-from cqs.model import MessageAttributeValue, ReceiveRequest, SendRequest
+from cqs.domain.model import MessageAttributeValue, ReceiveRequest, SendRequest
 from cqs.sqs_api.protocol import (
     DecodedRequest,
     MalformedJson,

@@ -14,16 +14,9 @@ from typing import Any
 
 import pytest
 
-from cqs import errors
-from cqs.model import MessageAttributeValue
-from cqs.sqs_api.protocol import (
-    MalformedJson,
-    RepeatedParameter,
-    decode_json_request,
-    decode_query_request,
-)
-from cqs.sqs_api.requests import ReceiveMessageRequest
-from cqs.validation import (
+from cqs.domain import errors
+from cqs.domain.model import MessageAttributeValue
+from cqs.domain.validation import (
     MAX_JSON_DEPTH,
     UnreadableJson,
     is_sqs_text,
@@ -34,6 +27,13 @@ from cqs.validation import (
     validate_tags,
     validate_text,
 )
+from cqs.sqs_api.protocol import (
+    MalformedJson,
+    RepeatedParameter,
+    decode_json_request,
+    decode_query_request,
+)
+from cqs.sqs_api.requests import ReceiveMessageRequest
 
 INVALID_CHARACTERS = (
     "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cqs.errors import InvalidParameterValue
-from cqs.model import MessageAttributeValue, SendRequest
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.model import MessageAttributeValue, SendRequest
 from cqs.service.timer_requests import asks_for_timer, requested_due_ms
 
 NOW_MS = 1_800_000_000_000

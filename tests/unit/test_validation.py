@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from cqs import errors
-from cqs.model import MessageAttributeValue
-from cqs.validation import (
+from cqs.domain import errors
+from cqs.domain.model import MessageAttributeValue
+from cqs.domain.validation import (
     READABLE_QUEUE_ATTRIBUTES,
     message_attribute_selected,
     message_size,

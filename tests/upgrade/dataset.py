@@ -21,7 +21,7 @@ from typing import Any
 from cassandra.cluster import Session
 
 from cqs.cassandra_store.rows import message_uuid_at
-from cqs.model import Message
+from cqs.domain.model import Message
 from tests.fixtures.legacy_keyspace import (
     LegacyQueue,
     LegacyWriter,

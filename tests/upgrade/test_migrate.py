@@ -33,14 +33,14 @@ from cqs.cassandra_store import (
     schema,
 )
 from cqs.cassandra_store.rows import message_uuid_at
+from cqs.domain.model import Message, QueueNamespace, ReceiptHandle
+from cqs.domain.receipts import ReceiptSigner, new_nonce
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.model import Message, QueueNamespace, ReceiptHandle
 from cqs.operations.embedded import cassandra_data_dir
 from cqs.operations.migrate import migrate
 from cqs.ports import MigrationCounts
-from cqs.receipts import ReceiptSigner, new_nonce
 from cqs.settings import Settings
 from tests.fixtures.cqs_server import StartServer
 from tests.fixtures.legacy_keyspace import LegacyWriter

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cqs.errors import InvalidParameterValue
-from cqs.extension_model import ConsumerGroup
-from cqs.group_names import group_queue_name
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.extension_model import ConsumerGroup
+from cqs.domain.group_names import group_queue_name
 from cqs.service import QueueService
 from cqs.sqs_api.handlers import ApiCall, Handler
 from cqs.sqs_api.protocol import WireResult

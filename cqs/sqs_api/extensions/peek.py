@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
 
-from cqs import checksums
-from cqs.errors import InvalidParameterValue
-from cqs.extension_model import ConsumedRange, PeekRequest
-from cqs.model import Message, MessageAttributeValue, QueueIdentity
+from cqs.domain import checksums
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.extension_model import ConsumedRange, PeekRequest
+from cqs.domain.model import Message, MessageAttributeValue, QueueIdentity
 from cqs.ports.inspection import PeekedMessage
 from cqs.service import QueueService
 from cqs.service.peeking import peeked_attributes

@@ -7,7 +7,7 @@ single parameters they share. This package re-exports them, so handlers import
 `cqs.sqs_api.requests` only. Readers check only presence and types; SQS limits are the
 service's to check.
 
-Imports `cqs.model` and `cqs.errors` (through its modules) only: never aiohttp, the service
+Imports `cqs.domain.model` and `cqs.domain.errors` (through its modules) only: never aiohttp, the service
 or storage.
 """
 

@@ -6,7 +6,7 @@ Owns the entry spellings (`SendMessageBatchRequestEntry.1.Id` in the query proto
 `Entries` in JSON). How many entries and whether their ids are distinct is the service's to
 check.
 
-Imports `cqs.model`, `cqs.sqs_api.requests.fields` and `.messages` (a send entry is read as
+Imports `cqs.domain.model`, `cqs.sqs_api.requests.fields` and `.messages` (a send entry is read as
 a SendMessage is): never aiohttp, the service or storage.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Self, TypeVar
 
-from cqs.model import SendRequest
+from cqs.domain.model import SendRequest
 from cqs.sqs_api.requests.fields import (
     JsonBody,
     QueryParams,

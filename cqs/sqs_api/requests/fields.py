@@ -9,7 +9,7 @@ A required list or map is present when the request names it at all: in JSON even
 (`[]`, `{}`); in the query protocol by an entry, or by the bare name with an empty value,
 which is how botocore sends an empty list.
 
-Imports `cqs.model` and `cqs.errors` only: never aiohttp, the service or storage.
+Imports `cqs.domain.model` and `cqs.domain.errors` only: never aiohttp, the service or storage.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Protocol, Self, TypeVar
 
-from cqs.errors import InvalidParameterValue, MissingParameter
-from cqs.model import MessageAttributeValue
+from cqs.domain.errors import InvalidParameterValue, MissingParameter
+from cqs.domain.model import MessageAttributeValue
 
 QueryParams = Mapping[str, str]
 JsonBody = Mapping[str, object]

@@ -5,7 +5,7 @@ Owns how a message to send is read in each protocol (`send_request_from_query`,
 parameters, with the spellings older clients use for the system attribute names.
 SQS limits are the service's to check.
 
-Imports `cqs.model` and `cqs.sqs_api.requests.fields` only: never aiohttp, the service or
+Imports `cqs.domain.model` and `cqs.sqs_api.requests.fields` only: never aiohttp, the service or
 storage.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Self
 
-from cqs.model import ReceiveRequest, SendRequest
+from cqs.domain.model import ReceiveRequest, SendRequest
 from cqs.sqs_api.requests.fields import (
     JsonBody,
     QueryParams,

@@ -3,7 +3,7 @@
 Owns the handle format: url-safe base64 (no padding) of a compact binary record of queue
 key (account, region and name), message id and receipt nonce, followed by a truncated
 HMAC-SHA256 over that record. A handle cannot be forged without the secret, and one issued
-for one queue is refused by another, in any account or region. Pure code: imports only `cqs.model`, `cqs.errors` and the standard library.
+for one queue is refused by another, in any account or region. Pure code: imports only `cqs.domain.model`, `cqs.domain.errors` and the standard library.
 
 Record layout (version 1):
     version (1 byte) | flags (1 byte) | len + queue key (UTF-8)
@@ -22,8 +22,8 @@ import re
 import secrets
 import uuid
 
-from cqs.errors import ReceiptHandleIsInvalid
-from cqs.model import ReceiptHandle
+from cqs.domain.errors import ReceiptHandleIsInvalid
+from cqs.domain.model import ReceiptHandle
 
 FORMAT_VERSION = 1
 MESSAGE_ID_IS_UUID = 0x01

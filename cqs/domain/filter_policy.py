@@ -14,7 +14,7 @@ conditions, any of which may match (OR); every key must match (AND). Conditions:
 
 As in SNS, an attribute the message lacks matches only `{"exists": false}`; a
 `String.Array` attribute (a JSON array in its string value) matches when any element does.
-Pure: imports `cqs.errors`, `cqs.model` and the standard library.
+Pure: imports `cqs.domain.errors`, `cqs.domain.model` and the standard library.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from cqs.errors import InvalidParameterValue
-from cqs.model import MessageAttributeValue
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.model import MessageAttributeValue
 
 MAX_KEYS = 5  # SNS: at most five attribute names per policy
 MAX_COMBINATIONS = 150  # SNS: the product of the value-list lengths

@@ -2,7 +2,7 @@
 
 Owns the exact byte layout AWS hashes for MD5OfMessageAttributes and
 MD5OfMessageSystemAttributes, so that SDKs which verify them (the Java and .NET SDKs do)
-accept our answers. Pure functions; imports only `cqs.model` and the standard library.
+accept our answers. Pure functions; imports only `cqs.domain.model` and the standard library.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from cqs.model import MessageAttributeValue
+from cqs.domain.model import MessageAttributeValue
 
 # Transport type bytes of the AWS attribute digest: which value field carries the data.
 STRING_TRANSPORT = 1

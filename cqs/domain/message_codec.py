@@ -2,7 +2,7 @@
 
 Owns `message_fields` / `message_from_fields` (everything but the id, for the Cassandra
 payload cell, whose key holds the id) and `encode_message` / `decode_message` (with the id,
-for the Redis payload hash). Pure functions, no I/O; imports only `cqs.model` and the
+for the Redis payload hash). Pure functions, no I/O; imports only `cqs.domain.model` and the
 standard library, so every adapter (and the Spark integration) can use it.
 
 The JSON is compact (no spaces, short field names, empty fields left out); binary
@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cqs.model import Message, MessageAttributeValue
+from cqs.domain.model import Message, MessageAttributeValue
 
 
 def _encode_attributes(attributes: Mapping[str, MessageAttributeValue]) -> dict[str, Any]:

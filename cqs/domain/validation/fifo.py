@@ -3,7 +3,7 @@ what a send to one needs.
 
 Owns the FIFO-only queue attributes (unknown to a standard queue), the FIFO defaults, the
 identifier rule of MessageGroupId, MessageDeduplicationId and ReceiveRequestAttemptId, and
-AWS's error texts for them. Pure functions: imports `cqs.errors` and the standard library
+AWS's error texts for them. Pure functions: imports `cqs.domain.errors` and the standard library
 only.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from cqs.errors import (
+from cqs.domain.errors import (
     InvalidAttributeName,
     InvalidAttributeValue,
     InvalidParameterValue,

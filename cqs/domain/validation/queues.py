@@ -3,7 +3,7 @@
 Owns the queue name rule, the settable and readable queue attributes with their kinds
 (integer ranges, booleans, choices, JSON policies), the shape checks of RedrivePolicy and
 RedriveAllowPolicy, and AWS's error texts for them; the FIFO-only attributes are `.fifo`'s.
-Pure functions: imports `cqs.errors`, the other `cqs.validation` modules and the standard
+Pure functions: imports `cqs.domain.errors`, the other `cqs.domain.validation` modules and the standard
 library only.
 """
 
@@ -13,14 +13,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
-from cqs.errors import InvalidAttributeName, InvalidAttributeValue, InvalidParameterValue
-from cqs.validation.limits import (
+from cqs.domain.errors import InvalidAttributeName, InvalidAttributeValue, InvalidParameterValue
+from cqs.domain.validation.limits import (
     MAX_DELAY_SECONDS,
     MAX_RECEIVE_COUNT,
     MAX_VISIBILITY_TIMEOUT,
     MAX_WAIT_TIME_SECONDS,
 )
-from cqs.validation.text import UnreadableJson, load_json
+from cqs.domain.validation.text import UnreadableJson, load_json
 
 FIFO_SUFFIX = ".fifo"
 

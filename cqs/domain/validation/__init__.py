@@ -1,4 +1,4 @@
-"""SQS request rules: names, limits and formats, each failure raised as a `cqs.errors` class.
+"""SQS request rules: names, limits and formats, each failure raised as a `cqs.domain.errors` class.
 
 The rules live beside what they check, with the error texts AWS returns so that clients see
 the messages they would see from SQS: `limits` (the numbers), `text` (the one character rule
@@ -7,20 +7,20 @@ for text fields, and bounded JSON), `queues` (queue names and attributes), `mess
 receive count and wait) and `fifo` (FIFO attributes, identifiers and sends). This package
 re-exports their public names, so callers write `validation.validate_x(...)`.
 
-Pure functions, no I/O: imports only `cqs.model`, `cqs.errors` and the standard library.
+Pure functions, no I/O: imports only `cqs.domain.model`, `cqs.domain.errors` and the standard library.
 """
 
 from __future__ import annotations
 
-from cqs.validation.batches import (
+from cqs.domain.validation.batches import (
     validate_batch_entries,
     validate_batch_size,
 )
-from cqs.validation.encryption import (
+from cqs.domain.validation.encryption import (
     apply_encryption_attributes,
     reported_sqs_managed_sse,
 )
-from cqs.validation.fifo import (
+from cqs.domain.validation.fifo import (
     FIFO_ONLY_QUEUE_ATTRIBUTES,
     FIFO_QUEUE_DEFAULTS,
     validate_fifo_identifier,
@@ -29,7 +29,7 @@ from cqs.validation.fifo import (
     validate_queue_type_attributes,
     validate_standard_send,
 )
-from cqs.validation.limits import (
+from cqs.domain.validation.limits import (
     MAX_ATTRIBUTE_NAME_LENGTH,
     MAX_ATTRIBUTE_TYPE_LENGTH,
     MAX_BATCH_ENTRIES,
@@ -49,7 +49,7 @@ from cqs.validation.limits import (
     MAX_VISIBILITY_TIMEOUT,
     MAX_WAIT_TIME_SECONDS,
 )
-from cqs.validation.messages import (
+from cqs.domain.validation.messages import (
     MESSAGE_SYSTEM_ATTRIBUTE_NAMES,
     message_attribute_selected,
     message_size,
@@ -58,13 +58,13 @@ from cqs.validation.messages import (
     validate_message_size,
     validate_message_system_attributes,
 )
-from cqs.validation.parameters import (
+from cqs.domain.validation.parameters import (
     validate_delay_seconds,
     validate_max_number_of_messages,
     validate_visibility_timeout,
     validate_wait_time_seconds,
 )
-from cqs.validation.queues import (
+from cqs.domain.validation.queues import (
     BOOLEAN_QUEUE_ATTRIBUTES,
     CHOICE_QUEUE_ATTRIBUTES,
     CREATE_ONLY_QUEUE_ATTRIBUTES,
@@ -80,12 +80,12 @@ from cqs.validation.queues import (
     validate_attribute_names_for_get,
     validate_queue_name,
 )
-from cqs.validation.tags import (
+from cqs.domain.validation.tags import (
     validate_tag_keys,
     validate_tags,
     validate_tags_given,
 )
-from cqs.validation.text import (
+from cqs.domain.validation.text import (
     UnreadableJson,
     is_sqs_text,
     load_json,

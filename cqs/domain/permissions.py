@@ -1,7 +1,7 @@
 """AddPermission / RemovePermission as pure edits of a queue's Policy document: no I/O.
 
 Owns the ActionName values AddPermission accepts, its limits, and the statements it writes
-and removes, with AWS's error texts. Imports only `cqs.errors`, `cqs.arns` and the standard
+and removes, with AWS's error texts. Imports only `cqs.domain.errors`, `cqs.domain.arns` and the standard
 library: never the service, a port or an adapter.
 """
 
@@ -11,8 +11,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from cqs import arns
-from cqs.errors import InvalidParameterValue, MissingParameter, OverLimit
+from cqs.domain import arns
+from cqs.domain.errors import InvalidParameterValue, MissingParameter, OverLimit
 
 # AddPermission's ActionName values (AWS SQS API reference); batch actions are covered by
 # their single-message names.

@@ -1,7 +1,7 @@
 """Queue tags: key and value lengths, their characters, and how many a queue may hold.
 
 Owns the rules of CreateQueue's tags, TagQueue and UntagQueue, with AWS's error texts. Pure
-functions: imports `cqs.errors`, the other `cqs.validation` modules and the standard
+functions: imports `cqs.domain.errors`, the other `cqs.domain.validation` modules and the standard
 library only.
 """
 
@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from cqs.errors import InvalidParameterValue, MissingParameter, TooManyTags
-from cqs.validation.limits import MAX_TAG_KEY_LENGTH, MAX_TAG_VALUE_LENGTH, MAX_TAGS_PER_QUEUE
-from cqs.validation.text import validate_text
+from cqs.domain.errors import InvalidParameterValue, MissingParameter, TooManyTags
+from cqs.domain.validation.limits import (
+    MAX_TAG_KEY_LENGTH,
+    MAX_TAG_VALUE_LENGTH,
+    MAX_TAGS_PER_QUEUE,
+)
+from cqs.domain.validation.text import validate_text
 
 
 def validate_tags(

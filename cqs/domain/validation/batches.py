@@ -1,7 +1,7 @@
 """Batch requests: how many entries, their ids, and the size of a send batch.
 
 Owns the batch rules shared by SendMessageBatch, DeleteMessageBatch and
-ChangeMessageVisibilityBatch, with AWS's error texts. Pure functions: imports `cqs.errors`,
+ChangeMessageVisibilityBatch, with AWS's error texts. Pure functions: imports `cqs.domain.errors`,
 `.limits` and the standard library only.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cqs.errors import (
+from cqs.domain.errors import (
     BatchEntryIdsNotDistinct,
     BatchRequestTooLong,
     EmptyBatchRequest,
     InvalidBatchEntryId,
     TooManyEntriesInBatchRequest,
 )
-from cqs.validation.limits import MAX_BATCH_ENTRIES, MAX_BATCH_ENTRY_ID_LENGTH
+from cqs.domain.validation.limits import MAX_BATCH_ENTRIES, MAX_BATCH_ENTRY_ID_LENGTH
 
 _BATCH_ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 

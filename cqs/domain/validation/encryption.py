@@ -4,14 +4,14 @@ Owns how SqsManagedSseEnabled, KmsMasterKeyId and KmsDataKeyReusePeriodSeconds c
 AWS answers them: SSE-SQS is on by default (a new queue reports SqsManagedSseEnabled
 `true`), a KMS key turns it off, the two cannot be asked for in one call, and an empty
 KmsMasterKeyId removes the key and its reuse period. cqs encrypts nothing; it stores and
-reports. Pure functions: imports `cqs.errors` and the standard library only.
+reports. Pure functions: imports `cqs.domain.errors` and the standard library only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cqs.errors import InvalidAttributeName
+from cqs.domain.errors import InvalidAttributeName
 
 SSE_SQS = "SqsManagedSseEnabled"
 KMS_KEY = "KmsMasterKeyId"

@@ -1,7 +1,7 @@
 """Values of the extensions beyond SQS (docs/compatibility.md "Extensions"): peek and
 replay, consumer groups and timer messages. Frozen dataclasses, no I/O.
 
-Kept apart from cqs.model, whose core SQS shapes they build on; the same rule holds: no
+Kept apart from cqs.domain.model, whose core SQS shapes they build on; the same rule holds: no
 adapter, aiohttp, redis or cassandra.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cqs.model import Message, QueueIdentity
+from cqs.domain.model import Message, QueueIdentity
 
 # --- peek and replay ---------------------------------------------------------------------------
 

@@ -2,8 +2,8 @@
 
 Owns reading RedrivePolicy and RedriveAllowPolicy, the hidden system attribute that
 remembers which queue a dead-lettered message came from, the text of message move task
-handles, and the queue attributes an empty value clears. Imports only `cqs.errors`,
-`cqs.model` and the standard library: never the service, a port or an adapter.
+handles, and the queue attributes an empty value clears. Imports only `cqs.domain.errors`,
+`cqs.domain.model` and the standard library: never the service, a port or an adapter.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import binascii
 import json
 from dataclasses import dataclass
 
-from cqs.errors import InvalidParameterValue
-from cqs.model import MessageMoveTask
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.model import MessageMoveTask
 
 # Stored with a dead-lettered message among its system attributes: the ARN of the queue it
 # was moved from, so a move task can send it back. Clients cannot set it (only

@@ -3,16 +3,16 @@
 Owns the `arn:<partition>:sqs:<region>:<account>:<name>` layout of a queue ARN, reading the
 queue's identity (account, region, name) and partition back out of one, and the account
 root ARN a Policy principal names. Pure: imports only the standard library and
-`cqs.model`; never the service, a port or an adapter.
+`cqs.domain.model`; never the service, a port or an adapter.
 """
 
 from __future__ import annotations
 
 import re
 
-from cqs.model import QueueIdentity
+from cqs.domain.model import QueueIdentity
 
-# The name may be a consumer group's, `<queue>/<group>` (cqs.group_names).
+# The name may be a consumer group's, `<queue>/<group>` (cqs.domain.group_names).
 _QUEUE_ARN = re.compile(r"arn:([^:]+):sqs:([^:]*):([^:]*):([^:/]+(?:/[^:/]+)?)")
 
 

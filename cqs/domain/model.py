@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
 
-from cqs.errors import CqsError
+from cqs.domain.errors import CqsError
 
 # FIFO: AWS keeps a MessageDeduplicationId (and a ReceiveRequestAttemptId) for five minutes.
 DEDUPLICATION_INTERVAL_MS = 300_000

@@ -4,15 +4,15 @@ Owns the group name rule (as a queue name's: 1 to 80 letters, digits, hyphens an
 underscores) and the one place that joins and splits `<queue>/<group>`. A group is stored
 and served as a queue of that name; no queue CreateQueue accepts has a slash in its name,
 so the two never collide, and the name's URL `<base>/<account>/<queue>/<group>` is the
-queue URL with one more path segment. Pure: imports `cqs.errors` and `cqs.validation`.
+queue URL with one more path segment. Pure: imports `cqs.domain.errors` and `cqs.domain.validation`.
 """
 
 from __future__ import annotations
 
 import re
 
-from cqs import validation
-from cqs.errors import InvalidParameterValue
+from cqs.domain import validation
+from cqs.domain.errors import InvalidParameterValue
 
 SEPARATOR = "/"
 _GROUP_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")

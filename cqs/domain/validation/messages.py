@@ -3,7 +3,7 @@
 Owns the rules for what a message carries (attribute names, data types, Number values,
 AWSTraceHeader), how its size is counted against MaximumMessageSize, and which attributes
 ReceiveMessage's MessageAttributeNames select; with AWS's error texts. Pure functions:
-imports `cqs.model`, `cqs.errors`, the other `cqs.validation` modules and the standard
+imports `cqs.domain.model`, `cqs.domain.errors`, the other `cqs.domain.validation` modules and the standard
 library only.
 """
 
@@ -13,20 +13,20 @@ import decimal
 import re
 from collections.abc import Mapping, Sequence
 
-from cqs.errors import (
+from cqs.domain.errors import (
     InvalidMessageContents,
     InvalidParameterValue,
     MessageTooLong,
     MissingParameter,
 )
-from cqs.model import MessageAttributeValue
-from cqs.validation.limits import (
+from cqs.domain.model import MessageAttributeValue
+from cqs.domain.validation.limits import (
     MAX_ATTRIBUTE_NAME_LENGTH,
     MAX_ATTRIBUTE_TYPE_LENGTH,
     MAX_MESSAGE_ATTRIBUTES,
     MAX_NUMBER_PRECISION,
 )
-from cqs.validation.text import INVALID_CHARACTERS_MESSAGE, is_sqs_text
+from cqs.domain.validation.text import INVALID_CHARACTERS_MESSAGE, is_sqs_text
 
 MESSAGE_SYSTEM_ATTRIBUTE_NAMES = frozenset({"AWSTraceHeader"})
 

@@ -2,7 +2,7 @@
 
 Owns the characters SQS allows in a message body (the XML 1.0 character range), which every
 text field of a request must pass, with the error text AWS gives; and `load_json`, JSON
-parsed with bounded depth and integer length. Pure functions: imports `cqs.errors`,
+parsed with bounded depth and integer length. Pure functions: imports `cqs.domain.errors`,
 `.limits` and the standard library only.
 """
 
@@ -12,8 +12,8 @@ import json
 import re
 from collections.abc import Iterable
 
-from cqs.errors import InvalidParameterValue
-from cqs.validation.limits import MAX_JSON_DEPTH, MAX_JSON_INTEGER_DIGITS
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.validation.limits import MAX_JSON_DEPTH, MAX_JSON_INTEGER_DIGITS
 
 # Characters SQS accepts in a message (the XML 1.0 character range); anything else is refused.
 _DISALLOWED_CHARACTER = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -2,13 +2,13 @@
 MaxNumberOfMessages and WaitTimeSeconds, each within its SQS range.
 
 Owns their ranges' error texts (the ranges themselves are in `.limits`). Pure functions:
-imports `cqs.errors` and `.limits` only.
+imports `cqs.domain.errors` and `.limits` only.
 """
 
 from __future__ import annotations
 
-from cqs.errors import InvalidParameterValue
-from cqs.validation.limits import (
+from cqs.domain.errors import InvalidParameterValue
+from cqs.domain.validation.limits import (
     MAX_DELAY_SECONDS,
     MAX_NUMBER_OF_MESSAGES,
     MAX_VISIBILITY_TIMEOUT,
