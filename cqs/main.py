@@ -34,16 +34,10 @@ from cqs.cassandra_store import (
 )
 from cqs.cassandra_store import connect as connect_cassandra
 from cqs.cassandra_store.session import BackendObserver
-from cqs.clock import OffsetClock
-from cqs.clock_route import add_test_clock_route
-from cqs.credentials import CredentialsError
 from cqs.domain.errors import StorageUnavailable
 from cqs.domain.model import QueueIdentity, QueueNamespace
 from cqs.embedded.cassandra5_install import CassandraInstallError
 from cqs.embedded.cassandra5_install import install as install_cassandra
-from cqs.housekeeping import Housekeeper
-from cqs.http_server import ReadTimeouts, run_app
-from cqs.inspection import StorageQueueInspector as QueueInspector
 from cqs.observability.exposition import live_worker_pids, multiprocess_directory
 from cqs.observability.health import ReadinessProbe
 from cqs.observability.hub import ObservabilityHub
@@ -63,6 +57,7 @@ from cqs.operations.rebalance import rebalance
 from cqs.operations.redis_eviction import EvictingRedis, check_eviction_policies
 from cqs.operations.service_setup import compose_service
 from cqs.operations.supervisor import secrets_from_supervisor, supervise
+from cqs.operations.tls import TlsFilesError
 from cqs.operations.tls_settings import (
     api_scheme,
     api_tls_context,
@@ -75,9 +70,14 @@ from cqs.redis_cache.pool import cache_labels
 from cqs.redis_cache.topology import parse_topology
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService
+from cqs.service.clock import OffsetClock
+from cqs.service.housekeeping import Housekeeper
+from cqs.service.inspection import StorageQueueInspector as QueueInspector
 from cqs.settings import Settings, add_setting_flags, load_settings
 from cqs.sqs_api.app import create_api_app
-from cqs.tls import TlsFilesError
+from cqs.sqs_api.clock_route import add_test_clock_route
+from cqs.sqs_api.credentials import CredentialsError
+from cqs.sqs_api.http_server import ReadTimeouts, run_app
 
 log = logging.getLogger("cqs")
 

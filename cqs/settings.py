@@ -109,7 +109,7 @@ class Settings:
     # None (not given): "off" on a loopback host; `cqs serve` on any other address refuses
     # to start until auth is chosen explicitly (as Redis's protected mode does).
     auth: str | None = None
-    # TOML file of access keys and admin users (cqs/credentials.py); re-read on SIGHUP.
+    # TOML file of access keys and admin users (cqs/sqs_api/credentials.py); re-read on SIGHUP.
     credentials_file: Path | None = None
     # More access keys: `id:secret:account_id[:name]`, comma separated.
     access_keys: tuple[str, ...] = ()
@@ -127,7 +127,7 @@ class Settings:
     cassandra_tls_ca_file: Path | None = None
     cassandra_tls_cert_file: Path | None = None
     cassandra_tls_key_file: Path | None = None
-    # Test only: POST /_cqs/test/clock moves the server's clock forward (cqs/clock.py).
+    # Test only: POST /_cqs/test/clock moves the server's clock forward (cqs/service/clock.py).
     # Refused unless the environment also holds CQS_ALLOW_TEST_CLOCK=1, which only the test
     # fixtures set, and with more than one worker (each would keep its own clock).
     test_clock: bool = False

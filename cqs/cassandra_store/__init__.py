@@ -1,7 +1,8 @@
 """The Cassandra adapters: `CassandraMessageStore` and `CassandraQueueCatalog` (and
 `CassandraLegacyKeyspace`, `cqs migrate`'s side of the keyspace).
 
-Owns everything that speaks CQL. Imports `cqs.domain.model`, `cqs.domain.errors` and `cqs.ports` only
+Owns everything that speaks CQL, and the group commit (`coalescing`) that lets concurrent
+requests share one batch. Imports `cqs.domain.model`, `cqs.domain.errors` and `cqs.ports` only
 (plus the driver); the service reaches it through the ports, and only `cqs.main` imports it.
 """
 

@@ -1,10 +1,10 @@
 """How message rows reach Cassandra: group commit into unlogged batches.
 
 Writes and deletes of message rows from concurrent requests (any queue) made within one
-event-loop turn are collected (`cqs.coalescing`) and sent as unlogged batches of at most
+event-loop turn are collected (`cqs.cassandra_store.coalescing`) and sent as unlogged batches of at most
 BATCH_ROWS rows and BATCH_PAYLOAD_BYTES payload bytes: one request and one hand-off to the
 driver per batch instead of per row. Each caller still returns only once its own rows
-are written (or gets the batch's error). Imports this package and `cqs.coalescing` only.
+are written (or gets the batch's error). Imports this package and `cqs.cassandra_store.coalescing` only.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 
 from cqs.cassandra_store import schema
+from cqs.cassandra_store.coalescing import Coalescer
 from cqs.cassandra_store.session import CassandraSession, all_or_first_error
-from cqs.coalescing import Coalescer
 
 # Cassandra 3.0+ warns past 10 partitions and 5 KiB per batch and refuses past 50 KiB
 # (its defaults), so bigger messages are written one per request.

@@ -5,7 +5,7 @@ Owns refusing to start on credentials that do not parse, on auth verify without 
 on a non-loopback address with no auth mode chosen (CredentialsError, whose message names
 the entry and never a secret), and the cleanup
 context that reloads the file on SIGHUP while the app runs (a file that no longer parses
-leaves the previous keys in place). Imports the settings, `cqs.credentials` and aiohttp (for
+leaves the previous keys in place). Imports the settings, `cqs.sqs_api.credentials` and aiohttp (for
 the app type); never an adapter or the service.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
-from cqs.credentials import CredentialsError, CredentialStore, parse_access_keys_variable
 from cqs.settings import Settings
+from cqs.sqs_api.credentials import CredentialsError, CredentialStore, parse_access_keys_variable
 
 log = logging.getLogger("cqs")
 

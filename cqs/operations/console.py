@@ -18,11 +18,11 @@ from admin_ui import (
     stored_password,
 )
 from admin_ui import PREFIX as ADMIN_PREFIX
-from cqs.credentials import CredentialsError, CredentialStore
 from cqs.observability.hub import ObservabilityHub
 from cqs.operations.authentication import credential_store
 from cqs.operations.tls_settings import api_scheme
 from cqs.settings import Settings
+from cqs.sqs_api.credentials import CredentialsError, CredentialStore
 
 
 def admin_console(

@@ -3,7 +3,7 @@
 Owns turning the `tls_*`, `redis_tls_*` and `cassandra_tls_*` settings into what serving
 and the adapters take (an `ssl.SSLContext`, a `RedisTls`), and checking every file before
 anything starts, so a bad one stops `cqs serve` with one line (`TlsFilesError`) instead of
-failing each worker, or each connection, later. Imports the settings, `cqs.tls` and the
+failing each worker, or each connection, later. Imports the settings, `cqs.operations.tls` and the
 Redis adapter's `RedisTls`; never the service or aiohttp.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ssl
 
+from cqs.operations.tls import client_context, server_context
 from cqs.redis_cache.servers import RedisTls
 from cqs.settings import Settings
-from cqs.tls import client_context, server_context
 
 
 def api_scheme(settings: Settings) -> str:

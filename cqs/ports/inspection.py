@@ -5,7 +5,7 @@ which Redis server owns a queue, the cluster) and the values it answers with, an
 values of a peek (`PeekedMessage`, `MessagePage`), which `QueueService.peek_messages`
 answers with (the service's `peeking` owns looking at messages). Nothing here changes a queue: changes
 go through `QueueService`. Imports only `cqs.domain.model` and the standard library; the
-implementation over the storage ports is `cqs.inspection.StorageQueueInspector`.
+implementation over the storage ports is `cqs.service.inspection.StorageQueueInspector`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The revisibility worker: returns due in-flight messages and releases delayed ones."""
+"""The revisibility worker: returns due in-flight messages and releases delayed ones.
+
+A loop over the ports; runs in-process or as its own process. Must not import an adapter,
+aiohttp or the API.
+"""
 
 from cqs.revisibility_worker.worker import RevisibilityWorker
 

@@ -17,7 +17,9 @@ each, the mechanisms it coordinates.
 - `consumed` and `replays`: copies of consumed messages kept and read back; a replay of
   them, resumable from its durable cursor;
 - `pagination`: ListQueues / ListDeadLetterSourceQueues tokens;
-- `chores`: periodic upkeep, scheduled by `cqs.housekeeping`.
+- `chores`: periodic upkeep; `housekeeping`: when each chore runs in an API process;
+- `clock`: the offset clock the service reads (tests may advance it);
+- `inspection`: the read-only `QueueInspector` over the storage ports, for the console.
 
 Imports go one way: the API and the admin console import this package; it imports model,
 errors, validation, the pure rule modules and the ports, never an adapter, aiohttp or a

@@ -1,4 +1,4 @@
-"""Chores: the periodic upkeep of the service's mechanisms, for `cqs.housekeeping` to run.
+"""Chores: the periodic upkeep of the service's mechanisms, for `cqs.service.housekeeping` to run.
 
 Owns what each chore does: flushing the store deletes the cache remembered while the store
 was away, trimming cached messages past their retention period, forgetting delivery

@@ -164,7 +164,7 @@ class QueueService:
             catalog, store, scheduled, promotion_leases, tuning, owner, telemetry, clock
         )
         self._timers.fan_out = self._consumer_groups.fan_out  # timer messages reach groups
-        # The periodic upkeep of these mechanisms, run by `cqs.housekeeping`.
+        # The periodic upkeep of these mechanisms, run by `cqs.service.housekeeping`.
         self.chores = Chores(
             cache, catalog, store, self._directory, self._cache_fill, self._move_tasks,
             telemetry=telemetry, clock=clock,

@@ -10,7 +10,7 @@ listed in SignedHeaders; the query is decoded and botocore encodes it again, as 
 client that wrote a space as `+` is understood. Refusals are `cqs.domain.errors` AuthenticationError subclasses whose
 messages never hold a secret or a signature.
 
-Pure: imports botocore, `cqs.credentials` and `cqs.domain.errors`; never aiohttp or the service.
+Pure: imports botocore, `cqs.sqs_api.credentials` and `cqs.domain.errors`; never aiohttp or the service.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from botocore.awsrequest import AWSRequest
 from botocore.compat import HTTPHeaders
 from botocore.credentials import ReadOnlyCredentials
 
-from cqs.credentials import AccessKey
 from cqs.domain.errors import (
     AuthenticationError,
     IncompleteSignature,
@@ -40,6 +39,7 @@ from cqs.domain.errors import (
     RequestExpired,
     SignatureDoesNotMatch,
 )
+from cqs.sqs_api.credentials import AccessKey
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 SERVICE = "sqs"

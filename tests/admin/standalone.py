@@ -28,10 +28,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from admin_ui import mount_admin_console
-from cqs.credentials import CredentialStore
 from cqs.observability.hub import ObservabilityHub
 from cqs.operations.console import admin_console
 from cqs.settings import Settings
+from cqs.sqs_api.credentials import CredentialStore
 
 SHARED_SECRET = b"standalone console test secret"
 

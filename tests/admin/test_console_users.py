@@ -11,8 +11,8 @@ import dataclasses
 import secrets
 from pathlib import Path
 
-from cqs.credentials import CredentialStore
 from cqs.settings import Settings
+from cqs.sqs_api.credentials import CredentialStore
 from tests.admin.conftest import HttpSession
 from tests.admin.standalone import self_signed_tls, standalone_console
 

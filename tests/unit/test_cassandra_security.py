@@ -18,9 +18,9 @@ from cassandra.auth import PlainTextAuthenticator
 
 from cqs.cassandra_store.connection import PasswordAuthProvider, build_cluster
 from cqs.main import cassandra_connection
+from cqs.operations.tls import TlsFilesError
 from cqs.operations.tls_settings import cassandra_tls_context
 from cqs.settings import Settings
-from cqs.tls import TlsFilesError
 from tests.fixtures.certificates import TestAuthority
 
 PASSWORD = "cassandra-PASSWORD-7731"

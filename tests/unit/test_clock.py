@@ -9,9 +9,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from cqs.clock import OffsetClock
-from cqs.clock_route import TEST_CLOCK_PATH, add_test_clock_route
+from cqs.service.clock import OffsetClock
 from cqs.settings import load_settings
+from cqs.sqs_api.clock_route import TEST_CLOCK_PATH, add_test_clock_route
 
 
 def test_a_clock_not_advanced_reads_its_source() -> None:

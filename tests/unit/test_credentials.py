@@ -1,4 +1,4 @@
-"""The credentials file and variable (cqs/credentials.py): what they hold, how they are
+"""The credentials file and variable (cqs/sqs_api/credentials.py): what they hold, how they are
 refused (naming the entry, never quoting a secret), and a reload that keeps the old keys when
 the file no longer parses, as SIGHUP does."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cqs.credentials import (
+from cqs.sqs_api.credentials import (
     AccessKey,
     CredentialsError,
     CredentialStore,

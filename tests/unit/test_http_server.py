@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from cqs.http_server import Phase, ReadTimeouts, ReadTimeoutSite, RequestFraming
+from cqs.sqs_api.http_server import Phase, ReadTimeouts, ReadTimeoutSite, RequestFraming
 
 POST_HEAD = b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n"
 GET = b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cqs.credentials import CredentialsError
 from cqs.operations.authentication import credential_store
 from cqs.settings import load_settings
+from cqs.sqs_api.credentials import CredentialsError
 
 ROOT = Path(__file__).parents[2]
 

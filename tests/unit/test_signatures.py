@@ -18,7 +18,6 @@ from botocore.auth import SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from cqs.credentials import AccessKey
 from cqs.domain.errors import (
     AuthenticationError,
     IncompleteSignature,
@@ -27,6 +26,7 @@ from cqs.domain.errors import (
     RequestExpired,
     SignatureDoesNotMatch,
 )
+from cqs.sqs_api.credentials import AccessKey
 from cqs.sqs_api.signatures import ReceivedRequest, Verified, verify
 
 ENDPOINT = "http://127.0.0.1:9324"

@@ -2,7 +2,7 @@
 
 Mounted by the composition root only when the `test_clock` setting is on (which settings
 refuse outside tests). Body `{"advance_seconds": N}` with N >= 0; the answer is
-`{"offset_seconds": total, "now": server time}`. Imports aiohttp and cqs.clock only.
+`{"offset_seconds": total, "now": server time}`. Imports aiohttp and cqs.service.clock only.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 
 from aiohttp import web
 
-from cqs.clock import OffsetClock
+from cqs.service.clock import OffsetClock
 
 TEST_CLOCK_PATH = "/_cqs/test/clock"
 

@@ -3,7 +3,7 @@
 Owns the one clock that QueueService, the revisibility worker and the queue statistics
 share (retention, delays, visibility timeouts, message ages). In production its offset stays
 zero, so it reads `time.time()`. With the test-only `test_clock` setting, the route in
-`cqs/clock_route.py` moves it forward, so wire tests observe a 60 s retention period without
+`cqs/sqs_api/clock_route.py` moves it forward, so wire tests observe a 60 s retention period without
 sleeping through it. Imports only the standard library.
 """
 

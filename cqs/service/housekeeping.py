@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from cqs.domain.errors import StorageError
-from cqs.service import QueueService
+from cqs.service.service import QueueService
 
 log = logging.getLogger(__name__)
 
