@@ -40,7 +40,7 @@ from benchmarks._delivery_ledger import (  # noqa: E402
     Verdict,
     percentile,
 )
-from cqs.extension_client import ExtensionClient  # noqa: E402
+from cqs.client import ExtensionClient  # noqa: E402
 
 VISIBILITY = 60
 BEGIN = "<!-- consumed-retention:begin -->"

@@ -46,7 +46,7 @@ class PeekReader(DataSourceReader):
 
     def _peeked(self) -> list[Row]:
         """Pages of PeekMessages (or PeekConsumedMessages) until `maxMessages` or the end."""
-        from cqs.extension_client import ExtensionError
+        from cqs.client import ExtensionError
 
         o = self.options
         rows: list[Row] = []

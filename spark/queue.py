@@ -101,12 +101,12 @@ class SqsQueue:
 
     @property
     def extensions(self) -> Any:
-        """cqs's client for its actions beyond SQS (`cqs.extension_client`), on the same
+        """cqs's client for its actions beyond SQS (`cqs.client`), on the same
         endpoint and credentials as the boto3 client."""
         return self._made_once("_extensions", self._make_extensions)
 
     def _make_extensions(self) -> Any:
-        from cqs.extension_client import ExtensionClient
+        from cqs.client import ExtensionClient
 
         c = self.connection
         credentials = self._session().get_credentials()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from cqs.extension_client import ExtensionClient
+from cqs.client import ExtensionClient
 from tests.admin.conftest import LIVE_SECONDS, Console, screenshot, unique
 
 EU_ONLY = {"region": [{"prefix": "eu-"}]}

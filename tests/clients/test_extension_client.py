@@ -1,4 +1,4 @@
-"""cqs's own Python client for its extensions (`cqs.extension_client.ExtensionClient`)
+"""cqs's own Python client for its extensions (`cqs.client.ExtensionClient`)
 against a live server, beside boto3 doing the SQS part.
 
 The one test module here that imports from cqs: the client is what a user installs to call
@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import pytest
 
-from cqs.extension_client import ExtensionClient, ExtensionError
+from cqs.client import ExtensionClient, ExtensionError
 from tests.fixtures.cqs_server import CqsProcess
 
 REGION = "us-east-1"

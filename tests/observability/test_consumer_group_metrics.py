@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from cqs.extension_client import ExtensionClient
+from cqs.client import ExtensionClient
 from tests.fixtures.cqs_server import CqsProcess, StartServer
 from tests.observability.conftest import scrape, sqs_client, wait_for
 

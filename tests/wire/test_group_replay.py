@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from cqs.extension_client import ExtensionClient, ExtensionError
+from cqs.client import ExtensionClient, ExtensionError
 from tests.wire.conftest import REGION, error_code, unique_name
 
 RETENTION = "cqs.ConsumedRetentionSeconds"
