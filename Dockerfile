@@ -6,11 +6,10 @@ FROM python:3.11-slim
 
 WORKDIR /opt/cqs
 COPY setup.cfg setup.py pyproject.toml README.md ./
-# Everything setup.cfg packages: the server, the console, the Spark data source.
+# Everything setup.cfg packages: the server with its console, the Spark data source.
 COPY cqs ./cqs
-COPY admin_ui ./admin_ui
 COPY spark ./spark
-COPY pyspark_cqs.py ./
+COPY pyspark_cqs ./pyspark_cqs
 RUN pip install --no-cache-dir . \
     && useradd --system --home-dir /var/lib/cqs --create-home cqs
 USER cqs

@@ -279,7 +279,7 @@ def main() -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from spark import register
+    from pyspark_cqs import register
 
     def stop() -> None:
         pass

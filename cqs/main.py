@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator, Sequence
 
 from aiohttp import web
 
-from admin_ui import mount_admin_console
 from cqs import __version__
+from cqs.admin_ui import mount_admin_console
 from cqs.cassandra_store import (
     CassandraConnection,
     CassandraLegacyKeyspace,

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from admin_ui import (
+from cqs.admin_ui import (
     PASSWORD_FILE_NAME,
     AdminConsole,
     AdminCredentials,
     ConsoleUsers,
     stored_password,
 )
-from admin_ui import PREFIX as ADMIN_PREFIX
+from cqs.admin_ui import PREFIX as ADMIN_PREFIX
 from cqs.observability.hub import ObservabilityHub
 from cqs.operations.authentication import credential_store
 from cqs.operations.tls_settings import api_scheme

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from admin_ui import mount_admin_console
+from cqs.admin_ui import mount_admin_console
 from cqs.observability.hub import ObservabilityHub
 from cqs.operations.console import admin_console
 from cqs.settings import Settings

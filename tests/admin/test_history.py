@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from admin_ui.history import QueueHistory, Sample
+from cqs.admin_ui.history import QueueHistory, Sample
 
 
 def sample(visible: int, sent: int, received: int = 0) -> Sample:

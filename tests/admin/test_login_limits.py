@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from admin_ui.login_limits import MAX_ADDRESSES, LoginThrottle
+from cqs.admin_ui.login_limits import MAX_ADDRESSES, LoginThrottle
 from tests.fixtures.manual_clock import ManualClock
 
 

@@ -49,7 +49,7 @@ def spark_session() -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
-    from spark import register
+    from pyspark_cqs import register
 
     register(session)
     yield session

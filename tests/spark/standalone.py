@@ -4,8 +4,8 @@ Owns `StandaloneCluster`, which starts the daemons from the pyspark install with
 `bin/spark-class` (the pyspark wheel has no `sbin/start-master.sh`), waits for them by
 polling the master's JSON status page, and stops them with everything they started: each
 daemon runs in its own process group, and the executors a worker launches (and their
-Python workers) stay in that group. Also `source_archive`, the zip of `spark/` and
-`pyspark_cqs.py` that a job ships to the executors with `--py-files`.
+Python workers) stay in that group. Also `source_archive`, the zip of the
+`pyspark_cqs/` package that a job ships to the executors with `--py-files`.
 
 A cluster that does not come up raises `ClusterDidNotStart` with the daemons' log tails:
 a failure, never a skip. Imports only the standard library and `cqs.embedded.ports`.
@@ -64,10 +64,9 @@ def cluster_environment(python: str = sys.executable) -> dict[str, str]:
 
 
 def source_archive(target: Path) -> Path:
-    """A zip of this checkout's `spark/` package and `pyspark_cqs.py`, for `--py-files`."""
+    """A zip of this checkout's `pyspark_cqs/` package, for `--py-files`."""
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.write(ROOT / "pyspark_cqs.py", "pyspark_cqs.py")
-        for path in sorted((ROOT / "spark").rglob("*.py")):
+        for path in sorted((ROOT / "pyspark_cqs").rglob("*.py")):
             archive.write(path, path.relative_to(ROOT).as_posix())
     return target
 

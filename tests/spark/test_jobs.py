@@ -1,8 +1,8 @@
-"""The jobs in spark/jobs, end to end against a real cqs server.
+"""The jobs in pyspark_cqs/jobs, end to end against a real cqs server.
 
 The pipeline job runs first as a user runs it: `spark-submit` in a fresh process, from a
 regular (non-editable) install of cqs, in a directory that is not the source checkout, so
-`format("cqs")` resolves only if Spark discovers the installed `pyspark_cqs` module by
+`format("cqs")` resolves only if Spark discovers the installed `pyspark_cqs` package by
 itself. It is killed (SIGKILL, JVM and driver) mid-run and restarted from its checkpoint.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from spark.jobs import dlq_report, queue_to_parquet
+from pyspark_cqs.jobs import dlq_report, queue_to_parquet
 from tests.spark.conftest import CREDENTIALS, queue_counts, repeated, send_messages, wait_for
 
 pytestmark = pytest.mark.timeout(420)
@@ -35,9 +35,9 @@ def install_cqs(target: Path) -> Path:
     """`pip install --no-deps --target` of this checkout, as a wheel install lays it out."""
     source = target / "src"
     source.mkdir(parents=True)
-    for name in ("setup.cfg", "setup.py", "pyproject.toml", "README.md", "pyspark_cqs.py"):
+    for name in ("setup.cfg", "setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    for package in ("cqs", "spark"):
+    for package in ("cqs", "pyspark_cqs"):
         shutil.copytree(ROOT / package, source / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     site = target / "site"
@@ -46,7 +46,10 @@ def install_cqs(target: Path) -> Path:
          str(source)],
         check=True, capture_output=True, timeout=180,
     )
-    assert (site / "pyspark_cqs.py").is_file() and (site / "spark" / "jobs").is_dir()
+    assert (site / "pyspark_cqs" / "__init__.py").is_file()
+    assert (site / "pyspark_cqs" / "jobs").is_dir()
+    # The wheel installs only names that are cqs's own: no top-level `spark` or `admin_ui`.
+    assert not (site / "spark").exists() and not (site / "admin_ui").exists()
     return site
 
 
@@ -77,7 +80,7 @@ def test_pipeline_job_killed_mid_run_and_restarted_writes_every_message_once(
     submitted = subprocess.Popen(
         [str(SPARK_SUBMIT), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
          "--conf", "spark.sql.shuffle.partitions=2",
-         str(site / "spark" / "jobs" / "queue_to_parquet.py"),
+         str(site / "pyspark_cqs" / "jobs" / "queue_to_parquet.py"),
          *arguments, "--max-messages-per-batch", "30", "--trigger-seconds", "0"],
         cwd=tmp_path, env=environment, stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,

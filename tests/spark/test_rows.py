@@ -23,10 +23,10 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from spark.options import Connection, OptionError, ReadOptions, WriteOptions
-from spark.queue import SqsQueue
-from spark.receiving import split_rows
-from spark.rows import (
+from pyspark_cqs.options import Connection, OptionError, ReadOptions, WriteOptions
+from pyspark_cqs.queue import SqsQueue
+from pyspark_cqs.receiving import split_rows
+from pyspark_cqs.rows import (
     MESSAGE_SCHEMA,
     RowLayout,
     SchemaError,

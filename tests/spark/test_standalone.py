@@ -2,7 +2,7 @@
 
 `spark-submit --master spark://...` against a master with two workers (tests/spark/
 standalone.py), as docs/spark.md shows it: the driver runs in the `spark-submit` process,
-the executors on the workers, and the `spark/` package reaches them as a `--py-files` zip
+the executors on the workers, and the `pyspark_cqs/` package reaches them as a `--py-files` zip
 built from this checkout. One submission, so the test costs one cluster start plus one job:
 40-70 s on a two-core machine (6-15 s for the cluster, 31-42 s for `spark-submit`), about
 120 s when other work loads the cores.
@@ -45,7 +45,7 @@ def test_queue_to_parquet_job_on_a_standalone_cluster_writes_each_message_once_a
         str(SPARK_SUBMIT), "--master", spark_standalone.master_url,
         "--py-files", str(source_archive(tmp_path / "cqs-spark.zip")),
         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-        str(ROOT / "spark" / "jobs" / "queue_to_parquet.py"),
+        str(ROOT / "pyspark_cqs" / "jobs" / "queue_to_parquet.py"),
         "--endpoint", cqs_endpoint, "--queue-name", name,
         "--output", str(output), "--checkpoint", str(checkpoint), "--available-now",
     ]

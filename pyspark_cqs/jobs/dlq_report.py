@@ -1,6 +1,6 @@
 """Report on a dead-letter queue: how many messages per error, since when, and samples.
 
-    spark-submit spark/jobs/dlq_report.py --endpoint http://cqs:9324 \\
+    spark-submit pyspark_cqs/jobs/dlq_report.py --endpoint http://cqs:9324 \\
         --queue-name orders-dlq --error-attribute error --output /reports/orders-dlq
 
 Peeks at up to `--max-messages` messages (they stay in the queue as they were: cqs's
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark.jobs.cli import add_queue_arguments, ensure_source, source_options
+from pyspark_cqs.jobs.cli import add_queue_arguments, ensure_source, source_options
 
 NO_ERROR = "(none)"
 

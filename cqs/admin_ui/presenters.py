@@ -19,8 +19,8 @@ from typing import Any
 
 from prometheus_client.core import Metric
 
-from admin_ui.filters import NOTHING, byte_size, duration, ms_time, s_time
-from admin_ui.history import QueueHistory
+from cqs.admin_ui.filters import NOTHING, byte_size, duration, ms_time, s_time
+from cqs.admin_ui.history import QueueHistory
 from cqs.domain.arns import queue_name_from_arn
 from cqs.domain.dead_letter_policy import DEAD_LETTER_SOURCE_ATTRIBUTE, task_handle
 from cqs.domain.extension_model import ConsumerGroup

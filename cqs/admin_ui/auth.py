@@ -6,7 +6,7 @@ shared secret so every API process accepts it; `HttpOnly` and `SameSite=Strict` 
 a fingerprint of their credentials, the login time, a CSRF token), the checks every request
 makes (the user still exists with the same password, the session is younger than its
 lifetime), the CSRF check of every POST, and the middleware that sends visitors without a
-valid session to the login page. Imports aiohttp, aiohttp-session, `admin_ui.users` and the
+valid session to the login page. Imports aiohttp, aiohttp-session, `cqs.admin_ui.users` and the
 standard library; never the service or an adapter.
 """
 
@@ -25,7 +25,7 @@ from aiohttp.typedefs import Handler, Middleware
 from aiohttp_session import AbstractStorage, Session, get_session
 from aiohttp_session.cookie_storage import EncryptedCookieStorage
 
-from admin_ui.users import AdminCredentials, ConsoleUsers
+from cqs.admin_ui.users import AdminCredentials, ConsoleUsers
 
 COOKIE_NAME = "cqs_admin"
 CSRF_FIELD = "csrf_token"

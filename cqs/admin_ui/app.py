@@ -21,12 +21,12 @@ import jinja2
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from admin_ui.audit import audit_middleware
-from admin_ui.auth import DeferredCookieStorage, csrf_middleware, login_required_middleware
-from admin_ui.console import CONSOLE_KEY, PREFIX, AdminConsole
-from admin_ui.filters import TEMPLATE_FILTERS
-from admin_ui.pages.common import error_page
-from admin_ui.routes import add_routes
+from cqs.admin_ui.audit import audit_middleware
+from cqs.admin_ui.auth import DeferredCookieStorage, csrf_middleware, login_required_middleware
+from cqs.admin_ui.console import CONSOLE_KEY, PREFIX, AdminConsole
+from cqs.admin_ui.filters import TEMPLATE_FILTERS
+from cqs.admin_ui.pages.common import error_page
+from cqs.admin_ui.routes import add_routes
 from cqs.domain.errors import CqsError, QueueDoesNotExist, StorageError
 
 log = logging.getLogger(__name__)

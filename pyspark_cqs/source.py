@@ -17,11 +17,11 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from spark.options import OptionError, ReadOptions, WriteOptions
-from spark.peek import PeekReader
-from spark.rows import MESSAGE_SCHEMA, RowLayout
-from spark.stream import QueueStreamReader
-from spark.writer import QueueStreamWriter, QueueWriter
+from pyspark_cqs.options import OptionError, ReadOptions, WriteOptions
+from pyspark_cqs.peek import PeekReader
+from pyspark_cqs.rows import MESSAGE_SCHEMA, RowLayout
+from pyspark_cqs.stream import QueueStreamReader
+from pyspark_cqs.writer import QueueStreamWriter, QueueWriter
 
 SHORT_NAME = "cqs"
 

@@ -1,6 +1,6 @@
 """Every URL of the console and the handler that serves it, in one table.
 
-Owns the route table of the admin sub-app (paths relative to `admin_ui.console.PREFIX`)
+Owns the route table of the admin sub-app (paths relative to `cqs.admin_ui.console.PREFIX`)
 and the names of the routes that change something (the audit log's action names).
 Imports aiohttp and the page modules; nothing else.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from admin_ui.pages import cluster, groups, login, messages, move_tasks, queue, queues
+from cqs.admin_ui.pages import cluster, groups, login, messages, move_tasks, queue, queues
 
 
 def add_routes(admin: web.Application) -> None:

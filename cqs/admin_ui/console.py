@@ -14,10 +14,10 @@ import asyncio
 
 from aiohttp import web
 
-from admin_ui.auth import SessionRules, derived_key
-from admin_ui.history import QueueHistory, Sample
-from admin_ui.login_limits import LoginThrottle
-from admin_ui.users import ConsoleUsers
+from cqs.admin_ui.auth import SessionRules, derived_key
+from cqs.admin_ui.history import QueueHistory, Sample
+from cqs.admin_ui.login_limits import LoginThrottle
+from cqs.admin_ui.users import ConsoleUsers
 from cqs.domain import group_names
 from cqs.domain.errors import StorageError, StorageUnavailable
 from cqs.domain.model import CacheState

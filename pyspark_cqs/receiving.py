@@ -19,9 +19,9 @@ from typing import Any
 
 from pyspark.sql.datasource import InputPartition
 
-from spark.options import MAX_RECEIVE_PER_CALL
-from spark.queue import SqsQueue
-from spark.rows import Row, message_row
+from pyspark_cqs.options import MAX_RECEIVE_PER_CALL
+from pyspark_cqs.queue import SqsQueue
+from pyspark_cqs.rows import Row, message_row
 
 log = logging.getLogger(__name__)
 

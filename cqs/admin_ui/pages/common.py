@@ -16,10 +16,10 @@ import aiohttp_jinja2
 from aiohttp import web
 from aiohttp_session import get_session
 
-from admin_ui import audit, forms
-from admin_ui.auth import csrf_token
-from admin_ui.console import PREFIX, AdminConsole, console_of
-from admin_ui.filters import queue_path
+from cqs.admin_ui import audit, forms
+from cqs.admin_ui.auth import csrf_token
+from cqs.admin_ui.console import PREFIX, AdminConsole, console_of
+from cqs.admin_ui.filters import queue_path
 from cqs.domain.errors import CqsError, QueueDoesNotExist, StorageError
 from cqs.service import QueueService
 

@@ -1,6 +1,6 @@
 """Drain a queue continuously into Parquet partitioned by date, exactly once per message id.
 
-    spark-submit spark/jobs/queue_to_parquet.py --endpoint http://cqs:9324 \\
+    spark-submit pyspark_cqs/jobs/queue_to_parquet.py --endpoint http://cqs:9324 \\
         --queue-name orders --output /data/orders --checkpoint /checkpoints/orders
 
 The `cqs` stream delivers at least once: a message whose micro-batch was written but not
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark.jobs.cli import add_queue_arguments, ensure_source, source_options
+from pyspark_cqs.jobs.cli import add_queue_arguments, ensure_source, source_options
 
 log = logging.getLogger("cqs.queue_to_parquet")
 

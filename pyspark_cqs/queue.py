@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from spark.options import MAX_BATCH_ENTRIES, Connection
+from pyspark_cqs.options import MAX_BATCH_ENTRIES, Connection
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Owns the command-line names of the `cqs` options (endpoint, region, credentials, queue) and
 `ensure_source`, which registers the data source for the session when Spark's own
-discovery cannot see the `pyspark_cqs` module (code shipped with --py-files, or a
+discovery cannot see the `pyspark_cqs` package (code shipped with --py-files, or a
 development checkout).
 """
 
@@ -62,7 +62,7 @@ def ensure_source(spark: SparkSession) -> str:
     except Exception as exc:
         if "DATA_SOURCE_NOT_FOUND" not in str(exc):
             raise
-    from spark import register
+    from pyspark_cqs import register
 
     register(spark)
     return "cqs data source: registered for this session (Spark did not find pyspark_cqs)"

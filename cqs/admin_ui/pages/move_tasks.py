@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from admin_ui import audit, forms
-from admin_ui.console import console_of
-from admin_ui.pages.common import act, queue_name_of
+from cqs.admin_ui import audit, forms
+from cqs.admin_ui.console import console_of
+from cqs.admin_ui.pages.common import act, queue_name_of
 
 
 async def start_move_task(request: web.Request) -> web.Response:

@@ -24,7 +24,7 @@ this reader holds no rows for them and plans it empty. Those messages were never
 they come back after their visibility timeout and arrive in a later batch, so nothing is
 lost. A message whose batch reached the sink but whose delete did not happen (a crash in
 between) is delivered again: delivery is at least once, and a sink that must not see
-duplicates dedupes on `message_id` (see spark/jobs/queue_to_parquet.py).
+duplicates dedupes on `message_id` (see pyspark_cqs/jobs/queue_to_parquet.py).
 
 `trigger(availableNow=True)` drains what the queue holds when the query starts: at most
 the ApproximateNumberOfMessages counted then, and nothing after a receive comes back
@@ -46,10 +46,10 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from spark.options import ReadOptions
-from spark.queue import SqsQueue
-from spark.receiving import MessagesPartition, Received, receive_up_to, release, split_rows
-from spark.rows import Row
+from pyspark_cqs.options import ReadOptions
+from pyspark_cqs.queue import SqsQueue
+from pyspark_cqs.receiving import MessagesPartition, Received, receive_up_to, release, split_rows
+from pyspark_cqs.rows import Row
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import presenters
-from admin_ui.console import AdminConsole, console_of
-from admin_ui.pages.common import render
+from cqs.admin_ui import presenters
+from cqs.admin_ui.console import AdminConsole, console_of
+from cqs.admin_ui.pages.common import render
 
 CLUSTER_REFRESH_SECONDS = 3
 

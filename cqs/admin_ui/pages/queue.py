@@ -16,10 +16,10 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import audit, forms, presenters
-from admin_ui.console import PREFIX, AdminConsole, console_of
-from admin_ui.pages import groups
-from admin_ui.pages.common import (
+from cqs.admin_ui import audit, forms, presenters
+from cqs.admin_ui.console import PREFIX, AdminConsole, console_of
+from cqs.admin_ui.pages import groups
+from cqs.admin_ui.pages.common import (
     act,
     dead_letter_links,
     described,

@@ -17,9 +17,9 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import audit, forms, presenters
-from admin_ui.console import AdminConsole, console_of
-from admin_ui.pages.common import act, flash, queue_name_of, queue_url
+from cqs.admin_ui import audit, forms, presenters
+from cqs.admin_ui.console import AdminConsole, console_of
+from cqs.admin_ui.pages.common import act, flash, queue_name_of, queue_url
 from cqs.domain import group_names
 from cqs.domain.errors import QueueDoesNotExist
 from cqs.domain.extension_model import ConsumerGroup

@@ -6,7 +6,7 @@ outcome=...`), the middleware that writes it for every state-changing request on
 handler answered, and the helpers pages use to name their target, add a detail or report
 that the service refused the change. A line holds names (user, queue, attribute and tag
 keys, message ids), never a password, a message body or an attribute value. Imports
-aiohttp, aiohttp-session, the session's user key of `admin_ui.auth` and the standard
+aiohttp, aiohttp-session, the session's user key of `cqs.admin_ui.auth` and the standard
 library.
 """
 
@@ -18,7 +18,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 from aiohttp_session import get_session
 
-from admin_ui.auth import USER_KEY
+from cqs.admin_ui.auth import USER_KEY
 
 AUDIT_LOGGER_NAME = "cqs.admin.audit"
 audit_log = logging.getLogger(AUDIT_LOGGER_NAME)

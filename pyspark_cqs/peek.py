@@ -23,10 +23,10 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from spark.options import ReadOptions
-from spark.queue import SqsQueue
-from spark.receiving import MessagesPartition, receive_up_to, release, split_rows
-from spark.rows import Row, message_row
+from pyspark_cqs.options import ReadOptions
+from pyspark_cqs.queue import SqsQueue
+from pyspark_cqs.receiving import MessagesPartition, receive_up_to, release, split_rows
+from pyspark_cqs.rows import Row, message_row
 
 PEEK_PAGE = 100  # PeekMessages' largest page
 # Error codes an SQS endpoint without cqs's extensions answers them with.

@@ -33,7 +33,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark.options import WriteOptions
+from pyspark_cqs.options import WriteOptions
 
 ATTRIBUTE_VALUE = StructType(
     [

@@ -3,7 +3,7 @@
 Owns the login form, checking a login (refused unchecked, 429, while the client address has
 used up its failed attempts; a delay after a wrong guess), starting or ending the session,
 and the audit lines of logins and logouts. The session rules and the CSRF token are
-`admin_ui.auth`'s, the users `admin_ui.users`'. Imports aiohttp, aiohttp-session and the
+`cqs.admin_ui.auth`'s, the users `cqs.admin_ui.users`'. Imports aiohttp, aiohttp-session and the
 console's own modules; nothing of storage.
 """
 
@@ -14,10 +14,10 @@ import asyncio
 from aiohttp import web
 from aiohttp_session import get_session, new_session
 
-from admin_ui import audit, forms
-from admin_ui.auth import safe_next
-from admin_ui.console import PREFIX, console_of
-from admin_ui.pages.common import render
+from cqs.admin_ui import audit, forms
+from cqs.admin_ui.auth import safe_next
+from cqs.admin_ui.console import PREFIX, console_of
+from cqs.admin_ui.pages.common import render
 
 FAILED_LOGIN_DELAY_SECONDS = 0.5
 ENDED_NOTES = {

@@ -14,9 +14,9 @@ from typing import Any
 
 from aiohttp import web
 
-from admin_ui import audit, forms, presenters
-from admin_ui.console import console_of
-from admin_ui.pages.common import (
+from cqs.admin_ui import audit, forms, presenters
+from cqs.admin_ui.console import console_of
+from cqs.admin_ui.pages.common import (
     described,
     error_page,
     flash,

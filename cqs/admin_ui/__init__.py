@@ -7,9 +7,9 @@ adapter.
 See docs/admin.md.
 """
 
-from admin_ui.app import mount_admin_console
-from admin_ui.console import PREFIX, AdminConsole
-from admin_ui.users import PASSWORD_FILE_NAME, AdminCredentials, ConsoleUsers, stored_password
+from cqs.admin_ui.app import mount_admin_console
+from cqs.admin_ui.console import PREFIX, AdminConsole
+from cqs.admin_ui.users import PASSWORD_FILE_NAME, AdminCredentials, ConsoleUsers, stored_password
 
 __all__ = [
     "PASSWORD_FILE_NAME",

@@ -30,9 +30,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from spark.options import MAX_BATCH_ENTRIES, WriteOptions
-from spark.queue import EntryFailure, SqsQueue
-from spark.rows import RowLayout, deduplication_id, entry_size
+from pyspark_cqs.options import MAX_BATCH_ENTRIES, WriteOptions
+from pyspark_cqs.queue import EntryFailure, SqsQueue
+from pyspark_cqs.rows import RowLayout, deduplication_id, entry_size
 
 log = logging.getLogger(__name__)
 
