@@ -12,7 +12,7 @@
 5. Drains the big queue through the SQS API (asyncio tasks, ReceiveMessage of 10 with
    VisibilityTimeout 600 s, then DeleteMessageBatch), bounded by `--drain-timeout`, then
    deletes the messages the big-queue probe kept in flight during the fill.
-6. Checks every message id (benchmarks/_fill_drain.py, benchmarks/_compact_ledger.py): each
+6. Checks every message id (benchmarks/harness/fill_drain.py, benchmarks/harness/compact_ledger.py): each
    written message has a numbered body and a known id; every delivery, during the fill and
    in the drain, goes into one ledger. Lost = written, never delivered; early duplicate =
    delivered again before the previous delivery's 600 s visibility timeout ran out (e.g. a
@@ -23,8 +23,8 @@
    delivered one early or after its delete, or whose drain did not finish, is not a
    result: its rates are struck through and the script exits 1.
 
-The probes live in benchmarks/_fill_probes.py, the drain and the check's verdict in
-benchmarks/_fill_drain.py, the report in benchmarks/_fill_report.py.
+The probes live in benchmarks/harness/fill_probes.py, the drain and the check's verdict in
+benchmarks/harness/fill_drain.py, the report in benchmarks/harness/fill_report.py.
 
 Starts an embedded redis-server and Cassandra unless `--redis-url` / `--cassandra-host`
 are given (the keyspace is always a fresh one).
@@ -50,18 +50,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
-from _common import sqs_client, start_server, write_section  # noqa: E402
 
-from benchmarks._compact_ledger import CompactLedger, id_bytes  # noqa: E402
-from benchmarks._fill_drain import (  # noqa: E402
-    Checked,
-    body_of,
-    delete_held,
-    drain,
-    problems,
-)
-from benchmarks._fill_probes import VISIBILITY_SECONDS, BigQueueProbe, Probe  # noqa: E402
-from benchmarks._fill_report import BEGIN, END, Fill, fill_log_lines, markdown  # noqa: E402
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.compact_ledger import CompactLedger, id_bytes  # noqa: E402
+from benchmarks.harness.fill_drain import Checked, body_of, delete_held, drain, problems  # noqa: E402
+from benchmarks.harness.fill_probes import VISIBILITY_SECONDS, BigQueueProbe, Probe  # noqa: E402
+from benchmarks.harness.fill_report import BEGIN, END, Fill, fill_log_lines, markdown  # noqa: E402
+from benchmarks.harness.report import write_section  # noqa: E402
+from benchmarks.harness.servers import start_server  # noqa: E402
 from cqs.cassandra_store import CassandraConnection, CassandraMessageStore  # noqa: E402
 from cqs.cassandra_store.catalog import CassandraQueueCatalog  # noqa: E402
 from cqs.domain.model import (  # noqa: E402

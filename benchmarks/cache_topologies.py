@@ -34,8 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import DocSection, command_line, git_commit, machine_summary  # noqa: E402
-
+from benchmarks.harness.report import DocSection, command_line, git_commit, machine_summary  # noqa: E402
 from cqs.domain.model import Message, QueueIdentity  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from cqs.redis_cache.cache import RedisMessageCache  # noqa: E402

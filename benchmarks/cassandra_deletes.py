@@ -25,7 +25,7 @@ Layouts:
 
 By default every layout runs on a fresh EmbeddedCassandra; `--contact-point` uses a running
 node instead (then without CPU figures). Writes the results to docs/cassandra-deletes.md
-with `--write-docs`. The per-message checks live in benchmarks/_delete_checks.py.
+with `--write-docs`. The per-message checks live in benchmarks/harness/delete_checks.py.
 
     python benchmarks/cassandra_deletes.py --write-docs
 """
@@ -49,10 +49,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import write_section  # noqa: E402
-from _delete_checks import Tally, final_check, read_back, run_phase  # noqa: E402
-from _delete_layouts import Layout, RowDeleteLayout, StoreLayout  # noqa: E402
-
+from benchmarks.harness.delete_checks import Tally, final_check, read_back, run_phase  # noqa: E402
+from benchmarks.harness.delete_layouts import Layout, RowDeleteLayout, StoreLayout  # noqa: E402
+from benchmarks.harness.report import write_section  # noqa: E402
 from cqs.domain.model import Message  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 

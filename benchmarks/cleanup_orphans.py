@@ -42,8 +42,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
-from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.report import host_lines, write_section  # noqa: E402
+from benchmarks.harness.servers import start_server  # noqa: E402
 from cqs.cassandra_store import CassandraConnection, connect  # noqa: E402
 from cqs.cassandra_store import schema as tables  # noqa: E402
 from cqs.domain.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402

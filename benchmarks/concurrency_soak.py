@@ -8,12 +8,12 @@ SendMessageBatch (2..10) over `--queues` standard queues and `--fifo-queues` FIF
 (a message group per producer task, MessageDeduplicationId = body). Every body is unique;
 every delivery is recorded with the time its receive was sent and answered, its
 ApproximateReceiveCount, and the outcome of its delete. The parent merges the records
-(benchmarks/_delivery_ledger.py) and reports per level: acknowledged, distinct received,
+(benchmarks/harness/delivery_ledger.py) and reports per level: acknowledged, distinct received,
 lost (must be 0), duplicates split into expected (answered at or after the previous
 delivery's request + the visibility timeout), early and after a successful delete (both
 unexpected: must be 0), errors by SQS code, latency percentiles and throughput.
 
-The clients speak AWS JSON 1.0 through aiohttp (benchmarks/_sqs_wire.py), not boto3: a boto3
+The clients speak AWS JSON 1.0 through aiohttp (benchmarks/harness/sqs_wire.py), not boto3: a boto3
 long poll blocks a thread for 20 s, so 5,000 of them would take 5,000 threads and measure
 the client; one event loop per process holds a thousand waiting polls cheaply.
 
@@ -31,7 +31,7 @@ table row per level between the concurrency-soak markers of docs/reliability.md.
     python benchmarks/concurrency_soak.py --polls 500 --endpoint http://127.0.0.1:9324
 
 Without `--endpoint` it starts an embedded Redis, an embedded Cassandra and `cqs serve`
-(`--workers N` passed on). Imports the launcher from _common and the shared wire client;
+(`--workers N` passed on). Imports the launcher from benchmarks.harness.servers and the shared wire client;
 never the service or the adapters.
 """
 
@@ -54,16 +54,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import (  # noqa: E402
-    DocSection,
-    arrivals,
-    host_lines,
-    raise_open_file_limit,
-    target_server,
-)
-
-from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
-from benchmarks._sqs_wire import (  # noqa: E402
+from benchmarks.harness.clients import arrivals, raise_open_file_limit  # noqa: E402
+from benchmarks.harness.delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
+from benchmarks.harness.report import DocSection, host_lines  # noqa: E402
+from benchmarks.harness.servers import target_server  # noqa: E402
+from benchmarks.harness.sqs_wire import (  # noqa: E402
     CALL_ERRORS,
     ConsumerPool,
     PollPlan,

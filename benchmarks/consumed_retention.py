@@ -28,11 +28,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import host_lines, sqs_client, target_server, write_section  # noqa: E402
-
-from benchmarks._delivery_ledger import (  # noqa: E402
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.delivery_ledger import (  # noqa: E402
     Acknowledged,
     DeleteOutcome,
     Delivery,
@@ -40,6 +38,8 @@ from benchmarks._delivery_ledger import (  # noqa: E402
     Verdict,
     percentile,
 )
+from benchmarks.harness.report import host_lines, write_section  # noqa: E402
+from benchmarks.harness.servers import target_server  # noqa: E402
 from cqs.client import ExtensionClient  # noqa: E402
 
 VISIBILITY = 60

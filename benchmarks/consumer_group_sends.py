@@ -36,18 +36,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import urllib3  # noqa: E402
-from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
 from botocore.auth import SigV4Auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
 from botocore.credentials import Credentials  # noqa: E402
 
-from benchmarks._delivery_ledger import (  # noqa: E402
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.delivery_ledger import (  # noqa: E402
     Acknowledged,
     DeleteOutcome,
     Delivery,
     DeliveryLedger,
     percentile,
 )
+from benchmarks.harness.report import host_lines, write_section  # noqa: E402
+from benchmarks.harness.servers import start_server  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.cassandra5_install import installed_lib  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402

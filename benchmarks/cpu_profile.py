@@ -36,10 +36,14 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-import _peer_servers as servers
-from _common import DocSection, load_average_span, system_summary
-from peer_throughput import PHASES, CpuMeter, ServerRun, warm_up
-from sqs_throughput import DOC, add_check_arguments, measure, options_from
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from peer_throughput import PHASES, CpuMeter, ServerRun, warm_up  # noqa: E402
+from sqs_throughput import DOC, add_check_arguments, measure, options_from  # noqa: E402
+
+from benchmarks.harness import peer_servers as servers  # noqa: E402
+from benchmarks.harness.report import DocSection, load_average_span, system_summary  # noqa: E402
 
 SECTION = DocSection(DOC, "cpu_profile", "Performance")
 PARTS = (

@@ -5,14 +5,14 @@ The CQS paper reports "1 duplicate per million, 1 loss per 2 million". This scri
 `cqs serve` over an embedded Redis and an embedded Cassandra (or `--endpoint`), with no
 faults: a producer process (`--producers` asyncio tasks, SendMessageBatch of 10) and
 `--consumer-processes` processes of `--consumers` long polls each (ReceiveMessage of up to
-10, then DeleteMessageBatch), both in benchmarks/_duplicate_clients.py. Producers pause while more than `--backlog` messages are
+10, then DeleteMessageBatch), both in benchmarks/harness/duplicate_clients.py. Producers pause while more than `--backlog` messages are
 acknowledged and not yet deleted, so the queues stay short and the run measures the
 steady flow, not a growing cache. The load stops at `--messages` or after `--minutes`;
 then the consumers drain (at most `--drain-seconds`).
 
 Every message's body is `<run>-<n>-<padding>`; the consumers check each body they get
 against the one its number was sent with, and the parent keeps a compact ledger
-(benchmarks/_compact_ledger.py, about 70 bytes a message) of every acknowledged send,
+(benchmarks/harness/compact_ledger.py, about 70 bytes a message) of every acknowledged send,
 delivery and delete: lost, expected duplicates (after the visibility timeout), early
 duplicates and deliveries after delete, wrong message ids, per million messages. Progress
 goes to stdout every 30 s. The script exits 1 if anything was lost or delivered
@@ -42,17 +42,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import DocSection, arrivals, command_line, host_lines, target_server  # noqa: E402
-
-from benchmarks._compact_ledger import CompactLedger, CompactVerdict, percentile  # noqa: E402
-from benchmarks._duplicate_clients import (  # noqa: E402
+from benchmarks.harness.clients import arrivals  # noqa: E402
+from benchmarks.harness.compact_ledger import CompactLedger, CompactVerdict, percentile  # noqa: E402
+from benchmarks.harness.duplicate_clients import (  # noqa: E402
     BATCH,
     Plan,
     Records,
     consumer_process,
     producer_process,
 )
-from benchmarks._sqs_wire import count_and_delete_queues, create_queues  # noqa: E402
+from benchmarks.harness.report import DocSection, command_line, host_lines  # noqa: E402
+from benchmarks.harness.servers import target_server  # noqa: E402
+from benchmarks.harness.sqs_wire import count_and_delete_queues, create_queues  # noqa: E402
 
 SECTION = DocSection(ROOT / "docs" / "performance.md", "duplicate_rate", "Performance")
 PROGRESS_SECONDS = 30.0

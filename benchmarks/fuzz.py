@@ -16,7 +16,7 @@ The server log is scanned for tracebacks.
     python benchmarks/fuzz.py --requests 50000
     python benchmarks/fuzz.py --minutes 10 --seed 7
 
-Imports the embedded launchers (through `_common`) and the test suite's fuzz modules;
+Imports the embedded launchers (through `benchmarks.harness.servers`) and the test suite's fuzz modules;
 never the service or the adapters.
 """
 
@@ -40,11 +40,12 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import machine_summary, start_server  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 
+from benchmarks.harness.report import machine_summary  # noqa: E402
+from benchmarks.harness.servers import start_server  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 from tests.wire.fuzz_http import HostileRequest, RawHttp, hostile_requests  # noqa: E402

@@ -35,8 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import DocSection, command_line, git_commit, host_lines  # noqa: E402
-
+from benchmarks.harness.report import DocSection, command_line, git_commit, host_lines  # noqa: E402
 from cqs.embedded.cassandra5_install import cassandra_version  # noqa: E402
 from tests.hosts.deployment import deployed  # noqa: E402
 from tests.hosts.network import check_available  # noqa: E402

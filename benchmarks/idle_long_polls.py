@@ -13,7 +13,7 @@
    waiters ran out their wait empty or failed, and the wake-up latency (send request to
    the waiter's answer) percentiles.
 
-Each poll is one aiohttp request on an event loop (benchmarks/_sqs_wire.py), not a boto3
+Each poll is one aiohttp request on an event loop (benchmarks/harness/sqs_wire.py), not a boto3
 call: 10,000 blocking boto3 long polls would need 10,000 threads. Bounded: the client
 processes give up on a poll WaitTimeSeconds + 40 s after the ramp, so a server that never
 answers shows as "still waiting at the bound" rather than a hang. Exits non-zero unless
@@ -24,7 +24,7 @@ writes the figures between the idle-long-polls markers of docs/reliability.md.
     python benchmarks/idle_long_polls.py --polls 500 --queues 20 --processes 2
     python benchmarks/idle_long_polls.py --endpoint http://127.0.0.1:9324 --server-pid 1234
 
-Imports the launcher from _common and the shared wire client; never the service.
+Imports the launcher from benchmarks.harness.servers and the shared wire client; never the service.
 """
 
 from __future__ import annotations
@@ -50,16 +50,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
-from _common import (  # noqa: E402
-    host_lines,
-    process_tree,
-    raise_open_file_limit,
-    target_server,
-    write_section,
-)
 
-from benchmarks._delivery_ledger import percentile  # noqa: E402
-from benchmarks._sqs_wire import (  # noqa: E402
+from benchmarks.harness.clients import raise_open_file_limit  # noqa: E402
+from benchmarks.harness.delivery_ledger import percentile  # noqa: E402
+from benchmarks.harness.report import host_lines, write_section  # noqa: E402
+from benchmarks.harness.servers import process_tree, target_server  # noqa: E402
+from benchmarks.harness.sqs_wire import (  # noqa: E402
     CALL_ERRORS,
     SqsJsonClient,
     client_session,

@@ -7,14 +7,14 @@ per queue and 45 ms of simulated processing per received message, at send goals 
 an embedded Redis and an embedded Cassandra (or `--endpoint`): for each goal, 10 fresh
 queues, `--seconds` of open-loop, rate-paced SendMessage calls, receivers polling with
 ReceiveMessage and deleting each message with DeleteMessage after its processing
-(benchmarks/_paper_clients.py, in `--client-processes` asyncio processes), then a drain
+(benchmarks/harness/paper_clients.py, in `--client-processes` asyncio processes), then a drain
 until every message sent was deleted.
 
 Per goal it reports the paper's columns (messages sent per second, empty-receive
 percentage, API calls per second, average, median, p90, p95 and max latency from send to
 first receive) and what the paper did not: how far the sent rate stayed below the goal,
 the server's CPU (API process, Redis, Cassandra JVM) over the send window, and every
-message id's verdict (benchmarks/_delivery_ledger.py): sent, received, lost, early
+message id's verdict (benchmarks/harness/delivery_ledger.py): sent, received, lost, early
 duplicates (before the visibility timeout) and deliveries after delete. A goal whose
 messages were lost or delivered early is "not a result" and the script exits 1.
 `--write-docs` replaces the section of docs/performance.md between its markers.
@@ -42,13 +42,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import _peer_servers as servers  # noqa: E402
-from _common import DocSection, command_line, host_lines  # noqa: E402
-from _peer_servers import Target  # noqa: E402
-
-from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
-from benchmarks._paper_clients import LoadPlan, ShareResult, run_share  # noqa: E402
-from benchmarks._sqs_wire import count_and_delete_queues, create_queues  # noqa: E402
+from benchmarks.harness import peer_servers as servers  # noqa: E402
+from benchmarks.harness.delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
+from benchmarks.harness.paper_clients import LoadPlan, ShareResult, run_share  # noqa: E402
+from benchmarks.harness.peer_servers import Target  # noqa: E402
+from benchmarks.harness.report import DocSection, command_line, host_lines  # noqa: E402
+from benchmarks.harness.sqs_wire import count_and_delete_queues, create_queues  # noqa: E402
 
 SECTION = DocSection(ROOT / "docs" / "performance.md", "paper_load", "Performance")
 DEFAULT_GOALS = "10,50,75,100,250,500,1000"

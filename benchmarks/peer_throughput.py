@@ -43,10 +43,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import _peer_servers as servers
-from _common import DocSection, load_average_span, system_summary
-from _peer_servers import Target
-from sqs_throughput import (
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sqs_throughput import (  # noqa: E402
     DOC,
     VISIBILITY_SECONDS,
     Options,
@@ -58,6 +58,10 @@ from sqs_throughput import (
     measure,
     options_from,
 )
+
+from benchmarks.harness import peer_servers as servers  # noqa: E402
+from benchmarks.harness.peer_servers import Target  # noqa: E402
+from benchmarks.harness.report import DocSection, load_average_span, system_summary  # noqa: E402
 
 SECTION = DocSection(DOC, "peer_throughput", "Performance")
 SERVERS = tuple(servers.STARTERS)
@@ -201,7 +205,7 @@ def report(runs: list[ServerRun], heading: str) -> str:
         "Mixed: the messages the consumers received and deleted; the producers sent the same "
         "messages in the same phase, so the CPU is per message sent, received and deleted.",
         "",
-        "Every message id checked (benchmarks/_delivery_ledger.py): unique bodies; after the "
+        "Every message id checked (benchmarks/harness/delivery_ledger.py): unique bodies; after the "
         "last scenario on a queue it is drained (not timed) until every acknowledged message "
         "was received, and the rows on one queue (send batch and receive share one) share its "
         "counts. Early duplicate: a repeat delivery answered before the previous delivery's "

@@ -39,9 +39,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import host_lines, write_section  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
+from benchmarks.harness.report import host_lines, write_section  # noqa: E402
 from cqs.domain.model import (  # noqa: E402
     DEFAULT_ACCOUNT_ID,
     DEFAULT_REGION,

@@ -64,8 +64,7 @@ from redis import Redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import machine_summary, write_section  # noqa: E402
-
+from benchmarks.harness.report import machine_summary, write_section  # noqa: E402
 from cqs.domain.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster  # noqa: E402

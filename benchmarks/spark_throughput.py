@@ -14,7 +14,7 @@ receiver count in `--receivers`:
    received on the driver, handed to a partition, deleted after its micro-batch is
    committed).
 
-Every message is checked (issue 13) with a DeliveryLedger (benchmarks/_delivery_ledger.py),
+Every message is checked (issue 13) with a DeliveryLedger (benchmarks/harness/delivery_ledger.py),
 keyed by body (every body is unique; the writer's message ids stay in its executors, and a
 successful write job means every row's send was acknowledged): each row the stream put in
 the memory sink is a delivery, asked for when the stream started and answered when it
@@ -50,15 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import machine_summary, write_section  # noqa: E402
 from sqs_throughput import client, start_local_server  # noqa: E402
 
-from benchmarks._delivery_ledger import (  # noqa: E402
-    Acknowledged,
-    Delivery,
-    DeliveryLedger,
-    Verdict,
-)
+from benchmarks.harness.delivery_ledger import Acknowledged, Delivery, DeliveryLedger, Verdict  # noqa: E402
+from benchmarks.harness.report import machine_summary, write_section  # noqa: E402
 
 DOC = ROOT / "docs" / "performance.md"
 BEGIN = "<!-- spark_throughput:begin -->"

@@ -10,7 +10,7 @@ clients have sent `--messages`, when given) with N client processes, each with i
 boto3 client. `--scenarios` picks some of send, batch, mixed, fifo.
 
 Every message is checked (issue 13): each body is unique, and each client process records
-in a DeliveryLedger (benchmarks/_delivery_ledger.py) every acknowledged send, every delivery
+in a DeliveryLedger (benchmarks/harness/delivery_ledger.py) every acknowledged send, every delivery
 (message id, body, when its ReceiveMessage was sent and answered, the VisibilityTimeout it
 asked for) and every delete outcome. After the last scenario on a queue the queue is drained
 (receive + DeleteMessageBatch by the same clients, not timed) until every acknowledged
@@ -50,15 +50,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import machine_summary, sqs_client, start_server, write_section  # noqa: E402
-
-from benchmarks._delivery_ledger import (  # noqa: E402
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.delivery_ledger import (  # noqa: E402
     Acknowledged,
     DeleteOutcome,
     Delivery,
     DeliveryLedger,
     Verdict,
 )
+from benchmarks.harness.report import machine_summary, write_section  # noqa: E402
+from benchmarks.harness.servers import start_server  # noqa: E402
 
 DOC = ROOT / "docs" / "performance.md"
 BEGIN = "<!-- sqs_throughput:begin -->"
@@ -534,7 +535,7 @@ def table(heading: str, rows: list[Row]) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         *[row.line() for row in rows],
         "",
-        "Every message id checked (benchmarks/_delivery_ledger.py): unique bodies; after the "
+        "Every message id checked (benchmarks/harness/delivery_ledger.py): unique bodies; after the "
         "last scenario on a queue it is drained (receive + delete, not timed) until every "
         "acknowledged message was received, and the rows on one queue share its counts. Early: "
         "a repeat delivery answered before the previous delivery's request was sent plus its "

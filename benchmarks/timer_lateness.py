@@ -34,16 +34,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import host_lines, sqs_client, start_server, write_section  # noqa: E402
-from _delivery_ledger import (  # noqa: E402
+from redis import Redis  # noqa: E402
+
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.delivery_ledger import (  # noqa: E402
     Acknowledged,
     DeleteOutcome,
     Delivery,
     DeliveryLedger,
     percentile,
 )
-from redis import Redis  # noqa: E402
-
+from benchmarks.harness.report import host_lines, write_section  # noqa: E402
+from benchmarks.harness.servers import start_server  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 

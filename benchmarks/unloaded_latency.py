@@ -1,11 +1,11 @@
 """Unloaded latency, one request in flight: cqs beside LocalStack and the floor.
 
 The servers of `--servers` (default floor, localstack, cqs; started by
-benchmarks/_peer_servers.py, one after another) each get `--rounds` rounds of three
+benchmarks/harness/peer_servers.py, one after another) each get `--rounds` rounds of three
 measurements, every round on fresh queues:
 
 - send: `--messages` sequential SendMessage calls after `--warmup` untimed ones, with the
-  raw client of benchmarks/_blocking_sqs.py (http.client, one keep-alive connection);
+  raw client of benchmarks/harness/blocking_sqs.py (http.client, one keep-alive connection);
 - send, boto3: the same with an unmodified boto3 client (JSON protocol), to show what an
   SDK adds on top (leave out with `--no-boto3`);
 - end to end: one producer, one consumer thread long-polling (WaitTimeSeconds 20,
@@ -15,7 +15,7 @@ measurements, every round on fresh queues:
 
 Percentiles are over every round's timed calls; the p50 column also gives the lowest and
 highest round's p50. Client CPU is the timing thread's user + system time per call. Every
-message id is checked (benchmarks/_delivery_ledger.py): each queue is drained after its
+message id is checked (benchmarks/harness/delivery_ledger.py): each queue is drained after its
 phase, and a lost message or an early duplicate makes the row "not a result" and the exit
 status 1. `--write-docs` regenerates docs/performance.md's section between its markers.
 
@@ -37,19 +37,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import _peer_servers as servers
-from _common import ROOT, DocSection, git_commit, load_average_span, sqs_client, system_summary
-from _peer_servers import Target
-
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError  # noqa: E402
 
-from benchmarks._blocking_sqs import BlockingSqs, Timings, drain, time_end_to_end, time_sends
-from benchmarks._delivery_ledger import DeliveryLedger, Verdict, percentile
+from benchmarks.harness import peer_servers as servers  # noqa: E402
+from benchmarks.harness.blocking_sqs import BlockingSqs, Timings, drain, time_end_to_end, time_sends  # noqa: E402
+from benchmarks.harness.clients import sqs_client  # noqa: E402
+from benchmarks.harness.delivery_ledger import DeliveryLedger, Verdict, percentile  # noqa: E402
+from benchmarks.harness.peer_servers import Target  # noqa: E402
+from benchmarks.harness.report import DocSection, git_commit, load_average_span, system_summary  # noqa: E402
 
 SECTION = DocSection(ROOT / "docs" / "performance.md", "unloaded_latency", "Performance")
-SERVERS = ("floor", "localstack", "cqs", "cqs2")  # of _peer_servers.STARTERS
+SERVERS = ("floor", "localstack", "cqs", "cqs2")  # of peer_servers.STARTERS
 DEFAULT_SERVERS = "floor,localstack,cqs"
 SEND, SEND_BOTO3, END_TO_END = "send", "send, boto3 client", "end to end (send → receive)"
 QUEUE_KEYS = {SEND: "send", SEND_BOTO3: "boto3", END_TO_END: "e2e"}

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, Delivery, DeliveryLedger
+from benchmarks.harness.delivery_ledger import Acknowledged, DeleteOutcome, Delivery, DeliveryLedger
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 VISIBILITY_SECONDS = 30

@@ -1,6 +1,6 @@
 """A delivery ledger for millions of messages: flat arrays indexed by message number.
 
-benchmarks/_delivery_ledger.py keeps one object per send, delivery and delete, which is
+benchmarks/harness/delivery_ledger.py keeps one object per send, delivery and delete, which is
 right for tens of thousands of messages and too heavy for the two-million-message run of
 benchmarks/duplicate_rate.py. Here every message is a number n in [0, capacity) carried in
 its body, and the ledger holds per n: whether a send acknowledged it, when that send was
@@ -9,13 +9,13 @@ receive was asked and answered, and the message id it carried), how many deliver
 were, and the earliest successful delete. Repeat deliveries (rare) are kept whole in a list.
 About 70 bytes per message, so 2,000,000 messages take about 140 MB.
 
-The verdict uses _delivery_ledger's rules: lost = acknowledged, never delivered; a repeat
+The verdict uses delivery_ledger's rules: lost = acknowledged, never delivered; a repeat
 is *expected* when it was answered at or after the previous delivery's request plus the
 visibility timeout, *early* otherwise, and *after delete* when it was asked for after a
 successful delete of the same message was answered. Records may arrive in any order (from
 several client processes); repeats are judged at the end, sorted by answer time.
 
-Pure: imports only the standard library. Imported as `benchmarks._compact_ledger`.
+Pure: imports only the standard library. Imported as `benchmarks.harness.compact_ledger`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import uuid
 from array import array
 from dataclasses import dataclass
 
-from benchmarks._delivery_ledger import CLOCK_SLACK_SECONDS
+from benchmarks.harness.delivery_ledger import CLOCK_SLACK_SECONDS
 
 ID_BYTES = 16
 NEVER = 0.0  # a time slot not filled (wall-clock times are far above it)

@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from _delete_layouts import Layout
-
+from benchmarks.harness.delete_layouts import Layout
 from cqs.domain.model import Message
 
 T = TypeVar("T")

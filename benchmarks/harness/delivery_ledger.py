@@ -24,7 +24,7 @@ the machine of the server, and the server's visibility deadlines are wall-clock 
 
 A ledger is plain data (pickles): a client process fills one and ships `take()` to the
 parent, which `absorb()`s them all before `verdict()`. Pure: imports only the standard
-library. Imported as `benchmarks._delivery_ledger` (the scripts put the repository root
+library. Imported as `benchmarks.harness.delivery_ledger` (the scripts put the repository root
 on sys.path; pytest has it there already).
 """
 

@@ -8,7 +8,7 @@ message id in 16 bytes, deletes, error counts), the producer (asyncio tasks, eac
 SendMessageBatch of 10 at a time, pausing while the parent's `paused` event is set) and the
 consumer (long polls, each followed by a DeleteMessageBatch of what it got; every body is
 checked against the one its number was sent with). Imports aiohttp through
-benchmarks/_sqs_wire.py and the compact ledger's id encoding; never cqs.
+benchmarks/harness/sqs_wire.py and the compact ledger's id encoding; never cqs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._compact_ledger import id_bytes
-from benchmarks._sqs_wire import (
+from benchmarks.harness.compact_ledger import id_bytes
+from benchmarks.harness.sqs_wire import (
     CALL_ERRORS,
     PAUSE_AFTER_ERROR_SECONDS,
     SqsJsonClient,

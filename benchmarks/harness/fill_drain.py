@@ -8,7 +8,7 @@ followed by a DeleteMessageBatch of what it got, until every written id was deli
 the queue stayed quiet a little while, or until its time is up) and `delete_held` (the
 messages the fill probe kept in flight, deleted by their receipt handles), and what makes
 a run not a result (`problems`, `rate_text`). Imports the
-compact ledger and benchmarks/_sqs_wire.py; never cqs.
+compact ledger and benchmarks/harness/sqs_wire.py; never cqs.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks._compact_ledger import CompactLedger, CompactVerdict, id_bytes
-from benchmarks._sqs_wire import (
+from benchmarks.harness.compact_ledger import CompactLedger, CompactVerdict, id_bytes
+from benchmarks.harness.sqs_wire import (
     CALL_ERRORS,
     PAUSE_AFTER_ERROR_SECONDS,
     SqsJsonClient,

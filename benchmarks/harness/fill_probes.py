@@ -4,8 +4,8 @@ queue's cache fills, and their latency rows.
 Owns `Samples` (latencies and errors per operation), `Probe` (send / receive / delete on a
 small queue, recording into the current phase) and `BigQueueProbe` (a ReceiveMessage of up
 to 10 on the filling queue every second, each delivery recorded in the run's ledger and
-kept in flight). Imports boto3 through benchmarks/_common.py and the ledger of
-benchmarks/_fill_drain.py; never cqs itself.
+kept in flight). Imports boto3 through benchmarks/harness/clients.py and the ledger of
+benchmarks/harness/fill_drain.py; never cqs itself.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from _common import sqs_client
-
-from benchmarks._fill_drain import Checked
+from benchmarks.harness.clients import sqs_client
+from benchmarks.harness.fill_drain import Checked
 
 VISIBILITY_SECONDS = 600  # of every receive on the big queue, during the fill and after
 

@@ -5,7 +5,7 @@ Owns `Fill` (what watching the fill saw: time, leases, cached messages over time
 memory, its slow Redis commands), the section's markers, and `markdown` (the table of
 rates beside the per-message-id counts, struck through when the check failed; the probe
 latencies; the server's log lines about the fill). Imports the ledger, drain and probe
-modules of the script and benchmarks/_common.py; never cqs.
+modules of the script and benchmarks/harness/report.py; never cqs.
 """
 
 from __future__ import annotations
@@ -16,17 +16,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import host_lines
-
-from benchmarks._compact_ledger import CompactVerdict
-from benchmarks._fill_drain import Checked, Drain, problems, rate_text
-from benchmarks._fill_probes import (
+from benchmarks.harness.compact_ledger import CompactVerdict
+from benchmarks.harness.fill_drain import Checked, Drain, problems, rate_text
+from benchmarks.harness.fill_probes import (
     VISIBILITY_SECONDS,
     BigQueueProbe,
     Probe,
     Samples,
     latency_rows,
 )
+from benchmarks.harness.report import host_lines
 
 BEGIN = "<!-- cache_fill:begin -->"
 END = "<!-- cache_fill:end -->"

@@ -19,8 +19,8 @@ with picklable arguments and result). Per queue of the share:
   Receivers go on after the send window until every message this process sent was deleted,
   or `drain_seconds` passed.
 
-Everything goes into a DeliveryLedger (benchmarks/_delivery_ledger.py), which the parent
-merges to judge each message id. Imports aiohttp through benchmarks/_sqs_wire.py and the
+Everything goes into a DeliveryLedger (benchmarks/harness/delivery_ledger.py), which the parent
+merges to judge each message id. Imports aiohttp through benchmarks/harness/sqs_wire.py and the
 ledger; never cqs.
 """
 
@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
-from benchmarks._sqs_wire import (
+from benchmarks.harness.delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
+from benchmarks.harness.sqs_wire import (
     CALL_ERRORS,
     PAUSE_AFTER_ERROR_SECONDS,
     SqsJsonClient,

@@ -32,14 +32,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT, git_commit, process_tree, sqs_client, start_server
-
+from benchmarks.harness import ROOT
+from benchmarks.harness.clients import sqs_client
+from benchmarks.harness.report import git_commit
+from benchmarks.harness.servers import process_tree, start_server
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
 
-HERE = Path(__file__).resolve().parent
-LOCALSTACK_PYTHON = HERE / ".peers" / "localstack" / "bin" / "python"
+BENCHMARKS = Path(__file__).resolve().parent.parent  # the entry scripts and .peers/
+LOCALSTACK_PYTHON = BENCHMARKS / ".peers" / "localstack" / "bin" / "python"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -100,7 +102,7 @@ def floor(work: Path) -> Iterator[Target]:
     port = free_port()
     log = work / "floor.log"
     process = subprocess.Popen(
-        [sys.executable, str(HERE / "floor_server.py"), "--port", str(port)],
+        [sys.executable, str(BENCHMARKS / "floor_server.py"), "--port", str(port)],
         stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT,
     )  # fmt: skip
     endpoint = f"http://127.0.0.1:{port}"

@@ -1,36 +1,18 @@
-"""What the benchmark scripts share: how they describe the machine a figure was measured
-on (and the commit and the command line), how they write their generated section into a
-doc (between its begin and end markers, so a re-run replaces only its own section), how
-they start a `cqs serve` child (alone, or with an embedded Redis and Cassandra of its own)
-and talk to it with boto3, how they raise the open-file limit for thousands of sockets,
-and how a parent takes what its client processes report. The scripts run as
-`python benchmarks/<name>.py`, which puts this folder on sys.path.
+"""How a benchmark reports: the machine a figure was measured on (and the commit and the
+command line), and writing its generated section into a doc between its begin and end
+markers, so that a re-run replaces only its own section.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
-import queue
-import resource
 import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import boto3
-from botocore.config import Config
-
-from cqs.embedded.cassandra import EmbeddedCassandra
-from cqs.embedded.ports import free_port
-from cqs.embedded.redis_server import EmbeddedRedis
-
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.harness import ROOT
 
 # Taken when the benchmark starts (its first import of this module).
 LOAD_AT_START = os.getloadavg()
@@ -117,141 +99,3 @@ class DocSection:
     def write(self, text: str) -> None:
         begin, end = f"<!-- {self.marker}:begin -->", f"<!-- {self.marker}:end -->"
         write_section(self.doc, begin, end, f"{begin}\n{text}\n{end}", self.title)
-
-
-def sqs_client(
-    endpoint: str, attempts: int = 1, read_timeout: float = 30, pool: int = 10
-) -> Any:
-    """A boto3 SQS client for `endpoint` with dummy credentials; `attempts` 1 means an
-    error is seen, not retried; `pool` caps its HTTP connections."""
-    return boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="x",
-        config=Config(
-            retries={"total_max_attempts": attempts},
-            connect_timeout=5,
-            read_timeout=read_timeout,
-            max_pool_connections=pool,
-        ),
-    )
-
-
-def start_server(
-    redis_url: str, contact_point: str, keyspace: str, work: Path, extra: list[str],
-    environment: dict[str, str] | None = None,
-) -> tuple[subprocess.Popen[bytes], str, Path]:
-    """Start `cqs serve` on a free port (no CQS_* variables inherited, only `environment`'s)
-    and wait until it answers ListQueues; returns the process, its endpoint and its log file."""
-    port = free_port()
-    log_path = work / "cqs.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CQS_")}
-    env.update(environment or {})
-    process = subprocess.Popen(
-        [sys.executable, "-m", "cqs", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--redis-urls", redis_url, "--cassandra-hosts", contact_point,
-         "--cassandra-keyspace", keyspace, "--data-dir", str(work / "data"),
-         "--log-level", "INFO", *extra],
-        stdout=log_path.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, env=env,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            sqs_client(endpoint).list_queues()
-            return process, endpoint, log_path
-        except Exception:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError(f"cqs serve did not start; see {log_path}") from None
-            time.sleep(0.3)
-
-
-@dataclass(frozen=True)
-class RunningServer:
-    endpoint: str
-    pid: int | None  # with --workers N, the supervisor's: its workers are its children
-    description: str  # for a report: what was measured
-
-
-@contextlib.contextmanager
-def embedded_cqs(work: Path, workers: int = 1) -> Iterator[RunningServer]:
-    """An embedded Redis, an embedded Cassandra (a fresh keyspace) and `cqs serve --workers
-    N` over them, logging warnings only; stops all three on the way out."""
-    redis = EmbeddedRedis(work / "redis")
-    cassandra = EmbeddedCassandra(work / "cassandra")
-    server: subprocess.Popen[bytes] | None = None
-    try:
-        redis.start()
-        cassandra.start()
-        keyspace = "bench_" + uuid.uuid4().hex[:10]
-        server, endpoint, _log = start_server(
-            redis.url, cassandra.contact_point, keyspace, work,
-            ["--log-level", "WARNING", "--workers", str(workers)],
-        )
-        yield RunningServer(
-            endpoint, server.pid,
-            f"one `cqs serve --workers {workers}` over an embedded Redis and an embedded "
-            "Cassandra",
-        )
-    finally:
-        if server is not None and server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        redis.stop()
-        cassandra.stop()
-
-
-@contextlib.contextmanager
-def target_server(
-    endpoint: str | None, server_pid: int | None, workers: int, work: Path
-) -> Iterator[RunningServer]:
-    """The server at `endpoint` (its pid, if given, for memory readings), or else an
-    embedded one (`embedded_cqs`)."""
-    if endpoint:
-        yield RunningServer(endpoint, server_pid, f"`{endpoint}`")
-        return
-    with embedded_cqs(work, workers) as server:
-        yield server
-
-
-def process_tree(pid: int) -> list[int]:
-    """`pid` and all its live descendants (the workers of `cqs serve --workers N`, the
-    Redis and Cassandra a server started)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, frontier = [pid], [pid]
-    while frontier:
-        frontier = [child for parent in frontier for child in children.get(parent, [])]
-        tree += frontier
-    return tree
-
-
-def arrivals(channel: Any, seconds: float) -> Iterator[Any]:
-    """What arrives on `channel` (a multiprocessing queue) within `seconds`."""
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            yield channel.get(timeout=left)
-        except queue.Empty:
-            return
-
-
-def raise_open_file_limit(wanted: int) -> int:
-    """Raise this process's open-file limit (inherited by the children it starts, the
-    server among them) towards `wanted`, as far as the hard limit allows; returns it."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    if target > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        soft = target
-    return soft

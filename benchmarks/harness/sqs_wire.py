@@ -6,7 +6,7 @@ codes read from `x-amzn-query-error` as botocore does), `ConsumerPool` (N long-p
 tasks, each ReceiveMessage followed by a DeleteMessageBatch of what it got) and
 `send_messages` (producer tasks alternating SendMessage and SendMessageBatch, FIFO-aware;
 `send_chunk` is one such call), all recording into a `DeliveryLedger`
-(benchmarks/_delivery_ledger.py), and a run's queues (`create_queues`,
+(benchmarks/harness/delivery_ledger.py), and a run's queues (`create_queues`,
 `count_and_delete_queues`).
 
 Why not boto3: a boto3 call blocks a thread for the whole long poll, so thousands of
@@ -17,7 +17,7 @@ a few MB. The server does not check signatures, so no Authorization header is se
 
 Used by the benchmarks concurrency_soak, idle_long_polls, duplicate_rate and paper_load (and
 their client modules) and by tests/wire, tests/cluster and tests/hosts; imported as
-`benchmarks._sqs_wire`. Imports aiohttp and the ledger; never cqs (it sees the server only
+`benchmarks.harness.sqs_wire`. Imports aiohttp and the ledger; never cqs (it sees the server only
 over HTTP).
 """
 
@@ -33,7 +33,7 @@ from typing import Any
 
 import aiohttp
 
-from benchmarks._delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
+from benchmarks.harness.delivery_ledger import Acknowledged, DeleteOutcome, DeliveryLedger
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 QUERY_ERROR_HEADER = "x-amzn-query-error"

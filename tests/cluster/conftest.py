@@ -1,12 +1,12 @@
 """The load the cluster tests run while they hurt Cassandra nodes, and how they read a node.
 
 Owns, for the tests in this directory only:
-- `TimedClient`: the benchmarks' AWS JSON 1.0 client (benchmarks/_sqs_wire.py) that also
+- `TimedClient`: the benchmarks' AWS JSON 1.0 client (benchmarks/harness/sqs_wire.py) that also
   keeps every call's action, start, duration and outcome (the time bound covers failed
   calls too);
 - `ClusterLoad`: producers (SendMessage and SendMessageBatch) and long-polling consumers
   (ReceiveMessage + DeleteMessageBatch) on every given server, all recording into one
-  `DeliveryLedger` (benchmarks/_delivery_ledger.py), which judges the run by message id;
+  `DeliveryLedger` (benchmarks/harness/delivery_ledger.py), which judges the run by message id;
 - `message_ids_on_node`: the message ids one node holds, read at consistency ONE through
   that node alone (whether it caught up after a restart);
 - `wait_for_logged` and the patterns `marked_down`, `marked_up`, `reconnect_failed`: when
@@ -31,8 +31,8 @@ from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import WhiteListRoundRobinPolicy
 
-from benchmarks._delivery_ledger import DeliveryLedger, Verdict
-from benchmarks._sqs_wire import (
+from benchmarks.harness.delivery_ledger import DeliveryLedger, Verdict
+from benchmarks.harness.sqs_wire import (
     CALL_ERRORS,
     ConsumerPool,
     PollPlan,

@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from benchmarks._sqs_wire import client_session
+from benchmarks.harness.sqs_wire import client_session
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from cqs.settings import Settings
 from tests.cluster.conftest import (

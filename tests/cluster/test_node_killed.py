@@ -17,8 +17,8 @@ import uuid
 
 import pytest
 
-from benchmarks._delivery_ledger import DeliveryLedger
-from benchmarks._sqs_wire import SendPlan, client_session, send_messages
+from benchmarks.harness.delivery_ledger import DeliveryLedger
+from benchmarks.harness.sqs_wire import SendPlan, client_session, send_messages
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from tests.cluster.conftest import (
     ClusterLoad,

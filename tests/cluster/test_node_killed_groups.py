@@ -22,8 +22,14 @@ import uuid
 
 import pytest
 
-from benchmarks._delivery_ledger import Acknowledged, DeliveryLedger
-from benchmarks._sqs_wire import CALL_ERRORS, ConsumerPool, PollPlan, client_session, error_code
+from benchmarks.harness.delivery_ledger import Acknowledged, DeliveryLedger
+from benchmarks.harness.sqs_wire import (
+    CALL_ERRORS,
+    ConsumerPool,
+    PollPlan,
+    client_session,
+    error_code,
+)
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from cqs.operations.groups_cli import call
 from tests.cluster.conftest import VISIBILITY_SECONDS, TimedClient

@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 
-from benchmarks._delivery_ledger import Acknowledged, Delivery, DeliveryLedger
-from benchmarks._sqs_wire import CALL_ERRORS, client_session, delete_batch, error_code
+from benchmarks.harness.delivery_ledger import Acknowledged, Delivery, DeliveryLedger
+from benchmarks.harness.sqs_wire import CALL_ERRORS, client_session, delete_batch, error_code
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from tests.cluster.conftest import TimedClient, log_mark, logged
 from tests.fixtures.cassandra_cluster import StartClusterApi

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from benchmarks._sqs_wire import client_session
+from benchmarks.harness.sqs_wire import client_session
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from tests.cluster.conftest import TimedClient, started_load
 from tests.fixtures.cassandra_cluster import StartClusterApi

@@ -29,8 +29,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks._delivery_ledger import DeliveryLedger, Verdict
-from benchmarks._sqs_wire import SqsJsonClient, client_session
+from benchmarks.harness.delivery_ledger import DeliveryLedger, Verdict
+from benchmarks.harness.sqs_wire import SqsJsonClient, client_session
 from tests.hosts.deployment import Deployment
 from tests.hosts.network import CASSANDRA_ADDRESSES, REDIS_ADDRESS, inside
 from tests.hosts.workload import HostClients, HostJob, merged, order_violations, undelivered

@@ -6,11 +6,11 @@ send a fixed number of messages, paced evenly over a given time, through the hos
 servers (alternating SendMessage and SendMessageBatch; on a FIFO queue each producer is a
 message group deduplicated by body); its long polls (`ConsumerPool`) receive and delete
 through the host's receiving servers. Every call is recorded in the host's own
-`DeliveryLedger` (benchmarks/_delivery_ledger.py: lost, early duplicates, deliveries after
+`DeliveryLedger` (benchmarks/harness/delivery_ledger.py: lost, early duplicates, deliveries after
 delete); `merged` joins the hosts' ledgers for the verdict, and `order_violations` checks
 FIFO order within each group.
 
-Reuses the load tools' JSON client and consumer pool (benchmarks/_sqs_wire.py); imports
+Reuses the load tools' JSON client and consumer pool (benchmarks/harness/sqs_wire.py); imports
 the network for `enter`; never cqs (it sees the servers only over HTTP).
 """
 
@@ -23,8 +23,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks._delivery_ledger import DeliveryLedger
-from benchmarks._sqs_wire import (
+from benchmarks.harness.delivery_ledger import DeliveryLedger
+from benchmarks.harness.sqs_wire import (
     ConsumerPool,
     PollPlan,
     SqsJsonClient,

@@ -1,4 +1,4 @@
-"""The compact ledger of the two-million-message run (benchmarks/_compact_ledger.py): the
+"""The compact ledger of the two-million-message run (benchmarks/harness/compact_ledger.py): the
 same verdict rules as the delivery ledger (lost, expected and early repeats, deliveries
 after a delete), records arriving out of order, wrong message ids, and its size.
 Pure: no server, no clock (every time is given).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from benchmarks._compact_ledger import CompactLedger, id_bytes
+from benchmarks.harness.compact_ledger import CompactLedger, id_bytes
 
 VISIBILITY = 30.0
 IDS = [uuid.uuid4().bytes for _ in range(8)]

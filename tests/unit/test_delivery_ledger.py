@@ -1,4 +1,4 @@
-"""The delivery ledger's verdict (benchmarks/_delivery_ledger.py): lost messages, expected
+"""The delivery ledger's verdict (benchmarks/harness/delivery_ledger.py): lost messages, expected
 and early repeat deliveries, deliveries after a delete, and ledgers merged across processes.
 Pure: no server, no clock (every time is given).
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pickle
 
-from benchmarks._delivery_ledger import (
+from benchmarks.harness.delivery_ledger import (
     Acknowledged,
     DeleteOutcome,
     Delivery,

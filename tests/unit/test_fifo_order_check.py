@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks._delivery_ledger import Acknowledged, Delivery, DeliveryLedger
+from benchmarks.harness.delivery_ledger import Acknowledged, Delivery, DeliveryLedger
 from tests.hosts.workload import order_violations
 
 

@@ -3,12 +3,12 @@
 Owns the load-level scenario of issue 13: 300 long polls (WaitTimeSeconds 20) receiving and
 deleting with DeleteMessageBatch while 3,000 messages are sent with SendMessage and
 SendMessageBatch, over two standard queues and one FIFO queue. Every delivery is counted by
-message id (benchmarks/_delivery_ledger.py): nothing lost, no delivery before the
+message id (benchmarks/harness/delivery_ledger.py): nothing lost, no delivery before the
 visibility timeout (60 s, longer than the run, so any repeat is unexpected), none after a
 delete, and every message deleted. Counts only, never times; the timeout marker only keeps
 a broken server from hanging the suite.
 
-The clients are asyncio tasks over aiohttp speaking AWS JSON 1.0 (benchmarks/_sqs_wire.py,
+The clients are asyncio tasks over aiohttp speaking AWS JSON 1.0 (benchmarks/harness/sqs_wire.py,
 shared with benchmarks/concurrency_soak.py), since 300 blocking boto3 long polls would need
 300 threads. The server is one of its own with default settings (`start_cqs_server`), so
 that no other test's load shares its Redis connection pool. Must not import cqs.
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks._delivery_ledger import DeliveryLedger, Verdict
-from benchmarks._sqs_wire import (
+from benchmarks.harness.delivery_ledger import DeliveryLedger, Verdict
+from benchmarks.harness.sqs_wire import (
     ConsumerPool,
     PollPlan,
     SendPlan,
