@@ -72,11 +72,16 @@ class Sender:
         self._telemetry = telemetry
         self._clock = clock
 
-    def _now_ms(self) -> int:
+    def now_ms(self) -> int:
+        """The service clock in milliseconds: the sent time of a message built now."""
         return int(self._clock() * 1000)
 
+    def build(self, queue: Queue, request: SendRequest, now_ms: int) -> Message:
+        """The message a send asks for, sent at `now_ms` by this service's sender id."""
+        return build_message(queue, request, now_ms, self._sender_id)
+
     async def send_message(self, queue: Queue, request: SendRequest) -> SendResult:
-        message = build_message(queue, request, self._now_ms(), self._sender_id)
+        message = self.build(queue, request, self.now_ms())
         if queue.fifo:
             return (await self._fifo.send(queue, [message]))[0]
         await self._deliver_sent(queue, [message])
@@ -94,9 +99,9 @@ class Sender:
                     request.message_group_id, request.message_deduplication_id,
                     queue.content_based_deduplication, in_batch=True,
                 )
-        now_ms = self._now_ms()
+        now_ms = self.now_ms()
         built, failed = build_entries(
-            entries, lambda request: build_message(queue, request, now_ms, self._sender_id)
+            entries, lambda request: self.build(queue, request, now_ms)
         )
         if built and queue.fifo:
             results = await self._fifo.send(queue, [m for _, m in built])
@@ -117,13 +122,13 @@ class Sender:
             return
         await self._store.put(queue, messages)
         self._telemetry.messages_sent(queue.name, len(messages))
-        await self._cache_fill.add(queue, messages, self._now_ms())
+        await self._cache_fill.add(queue, messages, self.now_ms())
 
     # --- replays (issue 26): the store first, the cache only once the replay's cursor is
     # past the copies, so a copy no consumer can have seen is all a failure leaves in doubt.
     def build_replayed(self, queue: Queue, request: SendRequest, message_id: str) -> Message:
         """The message a replay sends, under the copy id its ledger holds."""
-        message = build_message(queue, request, self._now_ms(), self._sender_id)
+        message = self.build(queue, request, self.now_ms())
         return replace(message, message_id=message_id)
 
     async def store_replayed(self, queue: Queue, messages: Sequence[Message]) -> None:
@@ -132,7 +137,7 @@ class Sender:
         self._telemetry.messages_sent(queue.name, len(messages))
 
     async def cache_replayed(self, queue: Queue, messages: Sequence[Message]) -> None:
-        await self._cache_fill.add(queue, messages, self._now_ms())
+        await self._cache_fill.add(queue, messages, self.now_ms())
 
     async def send_replayed_fifo(self, queue: Queue, messages: Sequence[Message]) -> None:
         """FIFO queues: numbered, deduplicated (by the original message id), stored, cached."""

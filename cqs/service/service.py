@@ -382,7 +382,7 @@ class QueueService:
     ) -> None:
         self._timers = TimerMessages(
             scheduled, self._sender, horizon_seconds=tuning.timer_horizon_seconds,
-            sender_id=self.home.account_id, telemetry=telemetry, clock=clock,
+            telemetry=telemetry,
         )
         self._timer_promoter = None if scheduled is None or leases is None else TimerPromoter(
             scheduled, leases, store, catalog, self._directory, self._cache_fill,

@@ -19,7 +19,7 @@ from cqs.domain.errors import InvalidParameterValue, UnsupportedOperation
 from cqs.domain.extension_model import ScheduledSummary
 from cqs.domain.model import BatchResult, Message, Queue, SendRequest, SendResult
 from cqs.ports import ScheduledMessages, Telemetry
-from cqs.service.messages import build_message, send_result
+from cqs.service.messages import send_result
 from cqs.service.sending import Sender, build_entries, validate_batch, with_group_copies
 from cqs.service.timer_requests import asks_for_timer, requested_due_ms
 
@@ -43,22 +43,15 @@ class TimerMessages:
         sender: Sender,
         *,
         horizon_seconds: int,
-        sender_id: str,
         telemetry: Telemetry,
-        clock: Callable[[], float],
     ) -> None:
         self._scheduled = scheduled
-        self._sender = sender
+        self._sender = sender  # builds the messages (its clock, its sender id) and sends near ones
         self._horizon_ms = horizon_seconds * 1000
-        self._sender_id = sender_id
         self._telemetry = telemetry
-        self._clock = clock
-
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
 
     async def send_message(self, queue: Queue, request: SendRequest) -> SendResult:
-        now_ms = self._now_ms()
+        now_ms = self._sender.now_ms()
         message = self._build(queue, request, now_ms)
         await self._place_sent(queue, [message], now_ms)
         return send_result(message)
@@ -73,7 +66,7 @@ class TimerMessages:
                 "Timer messages (cqs.DeliverAt, cqs.DelaySeconds) are not supported on FIFO"
                 " queues."
             )
-        now_ms = self._now_ms()
+        now_ms = self._sender.now_ms()
         built, failed = build_entries(entries, lambda request: self._build(queue, request, now_ms))
         await self._place_sent(queue, [message for _, message in built], now_ms)
         return BatchResult([(i, send_result(m)) for i, m in built], failed)
@@ -82,7 +75,7 @@ class TimerMessages:
         due_ms = requested_due_ms(
             request, now_ms, retention_seconds=queue.retention_seconds, fifo=queue.fifo
         )
-        message = build_message(queue, request, now_ms, self._sender_id)
+        message = self._sender.build(queue, request, now_ms)
         return message if due_ms is None else replace(message, visible_at_ms=due_ms)
 
     async def _place_sent(self, queue: Queue, messages: Sequence[Message], now_ms: int) -> None:
