@@ -13,11 +13,9 @@ import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from cqs.embedded.ports import free_port
-from cqs.embedded.processes import kill, terminate
+from cqs.embedded.processes import ChildProcess, terminate
 
 _MISSING_BINARY = (
     "redis-server was not found on PATH; install it (Debian: apt-get install redis-server) "
@@ -53,7 +51,7 @@ def _answering_pid(port: int, host: str = "127.0.0.1") -> int | None:
     return None
 
 
-class EmbeddedRedis:
+class EmbeddedRedis(ChildProcess):
     """One redis-server on 127.0.0.1 (or on `host`, an address of this machine or of the
     network namespace it is started in), its log and working files under `data_dir`."""
 
@@ -182,21 +180,3 @@ class EmbeddedRedis:
         if self._process is None:
             raise RuntimeError("redis-server is not running")
         return self._process.pid
-
-    def kill(self) -> None:
-        """SIGKILL at once, as a crash would (fault tests)."""
-        if self._process is not None:
-            kill(self._process)
-            self._process = None
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
