@@ -18,7 +18,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from cqs.domain.model import QueueIdentity
-from cqs.redis_cache.keys import ARRIVALS_CHANNEL, queue_from_key
+from cqs.redis_cache.feeds import end_feeds, next_announced
+from cqs.redis_cache.keys import ARRIVALS_CHANNEL
 from cqs.redis_cache.managed_servers import ClusterServer
 from cqs.redis_cache.pool import ServerPool
 from cqs.redis_cache.servers import RedisServer, ServerLimits
@@ -63,19 +64,15 @@ class Arrivals:
         ]
         self._feeds.add(feed)
         try:
-            while (queue_key := await feed.names.get()) is not None:
-                queue = queue_from_key(queue_key)
-                if queue is not None:  # None: published by a version before queue keys
-                    yield queue
+            while (queue := await next_announced(feed.names)) is not None:
+                yield queue
         finally:
             self._feeds.discard(feed)
             await feed.stop()
 
     async def close(self) -> None:
         """End every open iterator, closing its subscriptions."""
-        for feed in list(self._feeds):
-            feed.names.put_nowait(None)
-            await feed.stop()
+        await end_feeds(self._feeds)
 
 
 async def _follow_arrivals(server: RedisServer, names: asyncio.Queue[str | None]) -> None:

@@ -30,7 +30,8 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
 
 from cqs.domain.model import QueueIdentity
-from cqs.redis_cache.keys import QueueKeys, queue_from_key
+from cqs.redis_cache.feeds import end_feeds, next_announced
+from cqs.redis_cache.keys import QueueKeys
 
 log = logging.getLogger(__name__)
 
@@ -204,18 +205,14 @@ class ShardArrivals:
         try:
             for listened in self.listened.current():
                 await feed.subscribe(QueueKeys(listened).arrivals)
-            while (queue_key := await feed.names.get()) is not None:
-                queue = queue_from_key(queue_key)
-                if queue is not None:
-                    yield queue
+            while (queue := await next_announced(feed.names)) is not None:
+                yield queue
         finally:
             self._feeds.discard(feed)
             await feed.stop()
 
     async def close(self) -> None:
-        for feed in list(self._feeds):
-            feed.names.put_nowait(None)
-            await feed.stop()
+        await end_feeds(self._feeds)
         for client in self._clients.values():
             with contextlib.suppress(Exception):
                 await client.aclose()
