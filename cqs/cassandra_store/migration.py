@@ -168,72 +168,61 @@ class CassandraLegacyKeyspace:
 
     async def _copy_queue(self, namespace: QueueNamespace, row: Row) -> bool:
         written = [stamp for stamp in (row[6], row[7]) if stamp is not None]
-        await self._session.write_text(
-            self._literals.insert(
-                f"{self._keyspace}.{schema.QUEUES_TABLE}",
-                {
-                    "account_id": namespace.account_id,
-                    "region": namespace.region,
-                    "name": row.name,
-                    "queue_id": row.queue_id,
-                    # maps in the legacy table, JSON text in today's (rows.QueueRow)
-                    "attributes": rows.catalog_json(row.attributes or {}),
-                    "tags": rows.catalog_json(row.tags or {}),
-                    "created_s": row.created_s,
-                    "modified_s": row.modified_s,
-                },
-                _Cell(None, max(written) if written else None),
-            )
+        return await self._copy(
+            schema.QUEUES_TABLE,
+            {
+                "account_id": namespace.account_id,
+                "region": namespace.region,
+                "name": row.name,
+                "queue_id": row.queue_id,
+                # maps in the legacy table, JSON text in today's (rows.QueueRow)
+                "attributes": rows.catalog_json(row.attributes or {}),
+                "tags": rows.catalog_json(row.tags or {}),
+                "created_s": row.created_s,
+                "modified_s": row.modified_s,
+            },
+            _Cell(None, max(written) if written else None),
         )
-        return True
 
     async def _copy_deletion(self, namespace: QueueNamespace, row: Row) -> bool:
-        cell = _Cell(row[2], row[3])
-        if cell.expired:
-            return False
-        await self._session.write_text(
-            self._literals.insert(
-                f"{self._keyspace}.{schema.DELETED_QUEUES_TABLE}",
-                {
-                    "account_id": namespace.account_id,
-                    "region": namespace.region,
-                    "name": row.name,
-                    "deleted_ms": row.deleted_ms,
-                },
-                cell,
-            )
+        return await self._copy(
+            schema.DELETED_QUEUES_TABLE,
+            {
+                "account_id": namespace.account_id,
+                "region": namespace.region,
+                "name": row.name,
+                "deleted_ms": row.deleted_ms,
+            },
+            _Cell(row[2], row[3]),
         )
-        return True
 
     async def _copy_bucket(self, queue_id: str, row: Row) -> bool:
-        cell = _Cell(row[2], row[3])
-        if cell.expired:
-            return False
-        await self._session.write_text(
-            self._literals.insert(
-                f"{self._keyspace}.{schema.MESSAGE_BUCKETS_TABLE}",
-                {"queue_id": queue_id, "bucket": int(row.bucket), "registered_ms": row.registered_ms},
-                cell,
-            )
+        return await self._copy(
+            schema.MESSAGE_BUCKETS_TABLE,
+            {"queue_id": queue_id, "bucket": int(row.bucket), "registered_ms": row.registered_ms},
+            _Cell(row[2], row[3]),
         )
-        return True
 
     async def _copy_message(self, queue_id: str, bucket: int, row: Row) -> bool:
-        cell = _Cell(row[3], row[4])
+        return await self._copy(
+            schema.MESSAGES_TABLE,
+            {
+                "queue_id": queue_id,
+                "bucket": bucket,
+                "shard": int(row.shard),
+                "message_id": row.message_id,
+                "payload": bytes(row.payload),
+            },
+            _Cell(row[3], row[4]),
+        )
+
+    async def _copy(self, table: str, values: Mapping[str, object], cell: _Cell) -> bool:
+        """One legacy row into today's `table`, keeping its write time and remaining TTL; a
+        cell that has expired is not copied (False)."""
         if cell.expired:
             return False
         await self._session.write_text(
-            self._literals.insert(
-                f"{self._keyspace}.{schema.MESSAGES_TABLE}",
-                {
-                    "queue_id": queue_id,
-                    "bucket": bucket,
-                    "shard": int(row.shard),
-                    "message_id": row.message_id,
-                    "payload": bytes(row.payload),
-                },
-                cell,
-            )
+            self._literals.insert(f"{self._keyspace}.{table}", values, cell)
         )
         return True
 
