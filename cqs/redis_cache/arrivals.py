@@ -18,7 +18,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from cqs.domain.model import QueueIdentity
-from cqs.redis_cache.feeds import end_feeds, next_announced
+from cqs.redis_cache.feeds import end_feeds, next_announced, opened
 from cqs.redis_cache.keys import ARRIVALS_CHANNEL
 from cqs.redis_cache.managed_servers import ClusterServer
 from cqs.redis_cache.pool import ServerPool
@@ -62,13 +62,9 @@ class Arrivals:
             )
             for server in self._pool.servers
         ]
-        self._feeds.add(feed)
-        try:
+        async with opened(feed, self._feeds):
             while (queue := await next_announced(feed.names)) is not None:
                 yield queue
-        finally:
-            self._feeds.discard(feed)
-            await feed.stop()
 
     async def close(self) -> None:
         """End every open iterator, closing its subscriptions."""

@@ -1,5 +1,6 @@
 """What both arrivals feeds share (`arrivals.py` over servers, `shard_arrivals.py` under Redis
-Cluster): reading queue names off a feed, and ending every open feed when the cache closes.
+Cluster): keeping the open feeds, reading queue names off one, and ending them all when the cache
+closes.
 
 A feed is an object with `names`, an asyncio queue of announced queue keys in which None
 ends the iterator, and `stop()`, which ends its subscriptions. Imports only `keys.py` and
@@ -9,8 +10,9 @@ the domain; never the service, aiohttp or cassandra.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Protocol
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from typing import Protocol, TypeVar
 
 from cqs.domain.model import QueueIdentity
 from cqs.redis_cache.keys import queue_from_key
@@ -20,6 +22,21 @@ class Feed(Protocol):
     names: asyncio.Queue[str | None]
 
     async def stop(self) -> None: ...
+
+
+F = TypeVar("F", bound=Feed)
+
+
+@contextlib.asynccontextmanager
+async def opened(feed: F, open_feeds: set[F]) -> AsyncIterator[F]:
+    """`feed` among the open ones while the block runs (so closing the cache ends it), then
+    out of them and stopped, however the block ends."""
+    open_feeds.add(feed)
+    try:
+        yield feed
+    finally:
+        open_feeds.discard(feed)
+        await feed.stop()
 
 
 async def next_announced(names: asyncio.Queue[str | None]) -> QueueIdentity | None:

@@ -30,7 +30,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
 
 from cqs.domain.model import QueueIdentity
-from cqs.redis_cache.feeds import end_feeds, next_announced
+from cqs.redis_cache.feeds import end_feeds, next_announced, opened
 from cqs.redis_cache.keys import QueueKeys
 
 log = logging.getLogger(__name__)
@@ -201,15 +201,11 @@ class ShardArrivals:
 
     async def arrivals(self) -> AsyncIterator[QueueIdentity]:
         feed = _ShardFeed(self._cluster, self._node_client)
-        self._feeds.add(feed)
-        try:
+        async with opened(feed, self._feeds):
             for listened in self.listened.current():
                 await feed.subscribe(QueueKeys(listened).arrivals)
             while (queue := await next_announced(feed.names)) is not None:
                 yield queue
-        finally:
-            self._feeds.discard(feed)
-            await feed.stop()
 
     async def close(self) -> None:
         await end_feeds(self._feeds)
