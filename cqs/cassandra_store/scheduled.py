@@ -13,6 +13,7 @@ import asyncio
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.partitions import NO_LIMIT
@@ -42,16 +43,14 @@ class CassandraScheduledMessages:
             " (queue_id, bucket, shard, due_ms, message_id, payload)"
             f" VALUES (?, ?, ?, ?, ?, ?) USING TTL {ttl}"
         )
-        writes = []
-        per_bucket: Counter[int] = Counter()
-        for message in messages:
-            message_uuid = _uuid(message)
-            bucket = message.visible_at_ms // BUCKET_MS
-            per_bucket[bucket] += 1
-            writes.append(self._session.write(insert, [
-                queue.queue_id, bucket, _shard(message_uuid), message.visible_at_ms,
-                message_uuid, rows.encode_payload(message),
-            ]))
+        placed, per_bucket = _placed(messages)
+        writes = [
+            self._session.write(insert, [
+                queue.queue_id, row.bucket, row.shard, row.message.visible_at_ms,
+                row.message_uuid, rows.encode_payload(row.message),
+            ])
+            for row in placed
+        ]
         writes.extend(
             self._count(queue.queue_id, bucket, added) for bucket, added in per_bucket.items()
         )
@@ -92,18 +91,16 @@ class CassandraScheduledMessages:
         return found
 
     async def remove(self, queue: Queue, messages: Sequence[Message]) -> None:
-        writes = []
-        per_bucket: Counter[int] = Counter()
-        for message in messages:
-            message_uuid = _uuid(message)
-            bucket = message.visible_at_ms // BUCKET_MS
-            per_bucket[bucket] += 1
-            writes.append(self._session.write(
+        placed, per_bucket = _placed(messages)
+        await all_or_first_error([
+            self._session.write(
                 f"DELETE FROM {schema.SCHEDULED_MESSAGES_TABLE} WHERE queue_id = ?"
                 " AND bucket = ? AND shard = ? AND due_ms = ? AND message_id = ?",
-                [queue.queue_id, bucket, _shard(message_uuid), message.visible_at_ms, message_uuid],
-            ))
-        await all_or_first_error(writes)
+                [queue.queue_id, row.bucket, row.shard, row.message.visible_at_ms,
+                 row.message_uuid],
+            )
+            for row in placed
+        ])
         # After the rows: a lost decrement leaves the count high, never a message unlisted.
         await all_or_first_error(
             [self._count(queue.queue_id, bucket, -n) for bucket, n in per_bucket.items()]
@@ -204,6 +201,27 @@ class CassandraScheduledMessages:
             " WHERE queue_id = ? AND bucket = ?",
             [delta, queue_id, bucket],
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """Where one scheduled message's row is: its minute bucket, its shard, its id as a UUID."""
+
+    message: Message
+    message_uuid: uuid.UUID
+    bucket: int
+    shard: int
+
+
+def _placed(messages: Sequence[Message]) -> tuple[list[_Placed], Counter[int]]:
+    """Each message's row, and how many of the rows fall in each bucket."""
+    placed = []
+    for message in messages:
+        message_uuid = _uuid(message)
+        placed.append(_Placed(
+            message, message_uuid, message.visible_at_ms // BUCKET_MS, _shard(message_uuid)
+        ))
+    return placed, Counter(row.bucket for row in placed)
 
 
 def _uuid(message: Message) -> uuid.UUID:
