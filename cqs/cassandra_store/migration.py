@@ -259,30 +259,29 @@ class CassandraLegacyKeyspace:
 
     # --- reading the legacy tables ----------------------------------------------------------
 
-    async def _catalog_pages(self) -> AsyncIterator[list[Row]]:
+    def _catalog_pages(self) -> AsyncIterator[list[Row]]:
         """Pages of the legacy catalog's live rows, by partition token."""
-        select = f"SELECT {_CATALOG_COLUMNS} FROM {schema.LEGACY_QUEUES_TABLE}"
-        page = await self._session.read(f"{select} LIMIT {_LIST_PAGE}")
-        while page:
-            live = [row for row in page if row.queue_id is not None]
-            if live:
-                yield live
-            if len(page) < _LIST_PAGE:
-                return
-            page = await self._session.read(
-                f"{select} WHERE token(name) > token(?) LIMIT {_LIST_PAGE}", [page[-1].name]
-            )
-
-    async def _deletion_pages(self) -> AsyncIterator[list[Row]]:
-        select = (
-            "SELECT name, deleted_ms, TTL(deleted_ms), WRITETIME(deleted_ms)"
-            f" FROM {schema.LEGACY_DELETED_QUEUES_TABLE}"
+        return self._pages_by_name_token(
+            f"SELECT {_CATALOG_COLUMNS} FROM {schema.LEGACY_QUEUES_TABLE}",
+            lambda row: row.queue_id is not None,
         )
+
+    def _deletion_pages(self) -> AsyncIterator[list[Row]]:
+        return self._pages_by_name_token(
+            "SELECT name, deleted_ms, TTL(deleted_ms), WRITETIME(deleted_ms)"
+            f" FROM {schema.LEGACY_DELETED_QUEUES_TABLE}",
+            lambda row: row.deleted_ms is not None,
+        )
+
+    async def _pages_by_name_token(
+        self, select: str, live: Callable[[Row], bool]
+    ) -> AsyncIterator[list[Row]]:
+        """Pages of the `live` rows of a legacy table partitioned by `name`, by partition token."""
         page = await self._session.read(f"{select} LIMIT {_LIST_PAGE}")
         while page:
-            live = [row for row in page if row.deleted_ms is not None]
-            if live:
-                yield live
+            kept = [row for row in page if live(row)]
+            if kept:
+                yield kept
             if len(page) < _LIST_PAGE:
                 return
             page = await self._session.read(
