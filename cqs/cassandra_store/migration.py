@@ -32,7 +32,7 @@ from cassandra.encoder import Encoder
 
 from cqs.cassandra_store import compatibility, rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
-from cqs.cassandra_store.partitions import NO_LIMIT
+from cqs.cassandra_store.partitions import NO_LIMIT, shard_pages
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
 from cqs.domain.model import QueueNamespace
 from cqs.ports.migration import MigrationCounts, MigrationRecord
@@ -297,40 +297,30 @@ class CassandraLegacyKeyspace:
         )
         return [row for row in found if row.registered_ms is not None]
 
-    async def _message_pages(self, queue_id: str, bucket: int) -> AsyncIterator[list[Row]]:
-        """Pages of one bucket's live messages: an IN over the remaining shards (partitions
-        come back in the order listed, each in clustering order), then resume inside the
-        shard a full page ended in."""
-        columns = "shard, message_id, payload, TTL(payload), WRITETIME(payload)"
-        table = schema.LEGACY_MESSAGES_TABLE
-        shards = list(range(schema.SHARD_COUNT))
+    def _message_pages(self, queue_id: str, bucket: int) -> AsyncIterator[list[Row]]:
+        """Pages of one bucket's live messages (`partitions.shard_pages`)."""
+        select = (
+            "SELECT shard, message_id, payload, TTL(payload), WRITETIME(payload)"
+            f" FROM {schema.LEGACY_MESSAGES_TABLE} WHERE queue_id = ? AND bucket = ?"
+        )
         limit = self._message_page
-        position = 0
-        after: uuid.UUID | None = None
-        while position < len(shards):
-            if after is None:
-                remaining = shards[position:]
-                markers = ", ".join("?" * len(remaining))
-                page = await self._session.read(
-                    f"SELECT {columns} FROM {table} WHERE queue_id = ? AND bucket = ?"
-                    f" AND shard IN ({markers}) LIMIT {limit}",
-                    [queue_id, bucket, *remaining],
-                )
-            else:
-                page = await self._session.read(
-                    f"SELECT {columns} FROM {table} WHERE queue_id = ? AND bucket = ?"
-                    f" AND shard = ? AND message_id > ? LIMIT {limit}",
-                    [queue_id, bucket, shards[position], after],
-                )
-            live = [row for row in page if row.payload is not None]
-            if live:
-                yield live
-            if len(page) < limit:
-                if after is None:
-                    return  # every remaining shard answered in full
-                position, after = position + 1, None
-            else:
-                position, after = int(page[-1].shard), page[-1].message_id
+
+        async def read_shards(remaining: list[int]) -> list[Row]:
+            markers = ", ".join("?" * len(remaining))
+            return await self._session.read(
+                f"{select} AND shard IN ({markers}) LIMIT {limit}", [queue_id, bucket, *remaining]
+            )
+
+        async def read_after(shard: int, after: uuid.UUID) -> list[Row]:
+            return await self._session.read(
+                f"{select} AND shard = ? AND message_id > ? LIMIT {limit}",
+                [queue_id, bucket, shard, after],
+            )
+
+        return shard_pages(
+            read_shards, read_after, shard_count=schema.SHARD_COUNT, page_size=limit,
+            keep=lambda page: [row for row in page if row.payload is not None],
+        )
 
     # --- dropping ---------------------------------------------------------------------------
 

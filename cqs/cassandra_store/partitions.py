@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.session import CassandraSession, Row
 from cqs.domain.model import Message
+
+T = TypeVar("T")
 
 BUCKET_SECONDS_SETTING = "messages.bucket_seconds"
 # Bucket registrations remembered per queue (the newest ones; older ones are rarely written).
@@ -160,30 +163,49 @@ class MessagePartitions:
         found = await self.read_rows(queue_id, bucket, sorted(shards), limit)
         return [rows.message_from_row(row.message_id, row.payload) for row in found]
 
-    async def scan_bucket(
+    def scan_bucket(
         self, queue_id: str, bucket: int, page_size: int
     ) -> AsyncIterator[list[Message]]:
-        """Pages of one bucket: an IN over the remaining shards, then resume inside a shard.
+        """Pages of one bucket's messages (`shard_pages`)."""
+        return shard_pages(
+            lambda remaining: self.read_rows(queue_id, bucket, remaining, page_size),
+            lambda shard, after: self.read_rows_after(queue_id, bucket, shard, after, page_size),
+            shard_count=self.shard_count,
+            page_size=page_size,
+            keep=lambda page: [rows.message_from_row(row.message_id, row.payload) for row in page],
+        )
 
-        Protocol v1 has no driver paging; a multi-partition IN returns partitions in the
-        order listed, each in clustering order, so (shard, last id) is a resume point.
-        """
-        position = 0
-        after: uuid.UUID | None = None
-        while position < self.shard_count:
+
+async def shard_pages(
+    read_shards: Callable[[list[int]], Awaitable[list[Row]]],
+    read_after: Callable[[int, uuid.UUID], Awaitable[list[Row]]],
+    *,
+    shard_count: int,
+    page_size: int,
+    keep: Callable[[list[Row]], list[T]],
+) -> AsyncIterator[list[T]]:
+    """Pages of one bucket's rows (what `keep` keeps of each, when it keeps any): an IN over
+    the remaining shards (`read_shards`), then resume inside a shard (`read_after` its last
+    message id) where a full page ended.
+
+    Protocol v1 has no driver paging; a multi-partition IN returns partitions in the
+    order listed, each in clustering order, so (shard, last id) is a resume point. Rows
+    carry `shard` and `message_id`; shards are numbered 0 to shard_count - 1.
+    """
+    shards = list(range(shard_count))
+    position = 0
+    after: uuid.UUID | None = None
+    while position < shard_count:
+        if after is None:
+            page = await read_shards(shards[position:])
+        else:
+            page = await read_after(shards[position], after)
+        kept = keep(page)
+        if kept:
+            yield kept
+        if len(page) < page_size:
             if after is None:
-                page = await self.read_rows(
-                    queue_id, bucket, self.all_shards[position:], page_size
-                )
-            else:
-                page = await self.read_rows_after(
-                    queue_id, bucket, self.all_shards[position], after, page_size
-                )
-            if page:
-                yield [rows.message_from_row(row.message_id, row.payload) for row in page]
-            if len(page) < page_size:
-                if after is None:
-                    return  # every remaining shard answered in full
-                position, after = position + 1, None
-            else:
-                position, after = int(page[-1].shard), page[-1].message_id
+                return  # every remaining shard answered in full
+            position, after = position + 1, None
+        else:
+            position, after = int(page[-1].shard), page[-1].message_id
