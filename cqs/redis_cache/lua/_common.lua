@@ -84,13 +84,19 @@ local function is_count(held)
   return string.find(held, ',', 1, true) == nil
 end
 
+-- A FIFO message's sequence number and group, from its "<sequence>:<group>" entry in
+-- fifo; nothing for a message without one (half-written).
+local function fifo_entry(id)
+  local entry = redis.call('HGET', KEYS[12], id)
+  if entry then
+    return string.match(entry, '^(%d+):(.*)$')
+  end
+  return nil, nil
+end
+
 -- A FIFO message went in flight (+1) or left flight (-1): add or remove its sequence number.
 local function lock_group(id, delta)
-  local entry = redis.call('HGET', KEYS[12], id)
-  local sequence, group
-  if entry then
-    sequence, group = string.match(entry, '^(%d+):(.*)$')
-  end
+  local sequence, group = fifo_entry(id)
   if not group then
     return
   end

@@ -76,11 +76,7 @@ local groups = {}   -- groups in the order of their oldest visible message
 local candidates = {}  -- group -> ids, in sequence order
 local bounds = {}  -- group -> its first sequence number in flight, or false (read once)
 for _, id in ipairs(window) do
-  local entry = redis.call('HGET', KEYS[12], id)
-  local sequence, group
-  if entry then
-    sequence, group = string.match(entry, '^(%d+):(.*)$')
-  end
+  local sequence, group = fifo_entry(id)
   if not group then
     forget_message(id)  -- half-written
     leaving[#leaving + 1] = id
