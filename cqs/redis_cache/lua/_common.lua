@@ -29,6 +29,39 @@ local function receipt_nonce(receipt)
   return string.match(receipt, '^%d+:%d+:%d+:(.*)$')
 end
 
+-- A message's receipt entry as fields (sent, receives, first, nonce: the strings stored),
+-- or nil for a message without a whole one (half-written).
+local function read_receipt(id)
+  local entry = redis.call('HGET', KEYS[4], id)
+  local sent, receives, first, nonce
+  if entry then
+    sent, receives, first, nonce = string.match(entry, '^(%d+):(%d+):(%d+):(.*)$')
+  end
+  if not sent then
+    return nil
+  end
+  return {sent = sent, receives = receives, first = first, nonce = nonce}
+end
+
+-- Hand a message out under `nonce` at `now_text` (ARGV's text of now): one more receive,
+-- now its first one if it had none, written back to its receipt entry and appended to
+-- `deliveries` as the six fields the adapter reads (id, payload, receive count, first
+-- receive, nonce, 1 if its previous nonce was RELOADED_NONCE).
+local function hand_out(deliveries, id, payload, receipt, nonce, now_text)
+  local receives = tonumber(receipt.receives) + 1
+  local first = receipt.first
+  if first == '0' then
+    first = now_text
+  end
+  redis.call('HSET', KEYS[4], id, receipt.sent .. ':' .. receives .. ':' .. first .. ':' .. nonce)
+  deliveries[#deliveries + 1] = id
+  deliveries[#deliveries + 1] = payload
+  deliveries[#deliveries + 1] = receives
+  deliveries[#deliveries + 1] = tonumber(first)
+  deliveries[#deliveries + 1] = nonce
+  deliveries[#deliveries + 1] = receipt.nonce == RELOADED_NONCE and 1 or 0
+end
+
 -- Whether a handle with `nonce` may act on an in-flight message with this receipt. An empty
 -- stored nonce (loaded in flight after an outage, handed out from the store) matches any.
 local function handle_matches(receipt, nonce)

@@ -43,17 +43,13 @@ while delivered < max_count and skip_budget > 0 do
   if not id then
     break
   end
-  local receipt = redis.call('HGET', KEYS[4], id)
+  local receipt = read_receipt(id)
   local payload = redis.call('HGET', KEYS[3], id)
-  local sent, receives, first, previous_nonce
-  if receipt then
-    sent, receives, first, previous_nonce = string.match(receipt, '^(%d+):(%d+):(%d+):(.*)$')
-  end
-  if not (payload and sent) or tonumber(sent) + retention <= now then
+  if not (payload and receipt) or tonumber(receipt.sent) + retention <= now then
     -- expired (or half-written): forget it instead of delivering it
     forget_message(id)
     skip_budget = skip_budget - 1
-  elseif max_receives > 0 and tonumber(receives) >= max_receives then
+  elseif max_receives > 0 and tonumber(receipt.receives) >= max_receives then
     redis.call('HDEL', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
     dead_letters[#dead_letters + 1] = id
@@ -61,22 +57,12 @@ while delivered < max_count and skip_budget > 0 do
     skip_budget = skip_budget - 1
   else
     delivered = delivered + 1
-    receives = tonumber(receives) + 1
-    if first == '0' then
-      first = ARGV[1]
-    end
-    redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. ARGV[7 + delivered])
+    hand_out(deliveries, id, payload, receipt, ARGV[7 + delivered], ARGV[1])
     if timeout > 0 then
       redis.call('ZADD', KEYS[5], ms(now + timeout), id)
     else
       still_visible[#still_visible + 1] = id
     end
-    deliveries[#deliveries + 1] = id
-    deliveries[#deliveries + 1] = payload
-    deliveries[#deliveries + 1] = receives
-    deliveries[#deliveries + 1] = tonumber(first)
-    deliveries[#deliveries + 1] = ARGV[7 + delivered]
-    deliveries[#deliveries + 1] = previous_nonce == RELOADED_NONCE and 1 or 0
   end
 end
 

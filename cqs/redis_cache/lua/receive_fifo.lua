@@ -107,39 +107,25 @@ for _, group in ipairs(groups) do
     if delivered >= max_count then
       break
     end
-    local receipt = redis.call('HGET', KEYS[4], id)
+    local receipt = read_receipt(id)
     local payload = redis.call('HGET', KEYS[3], id)
-    local sent, receives, first, previous_nonce
-    if receipt then
-      sent, receives, first, previous_nonce = string.match(receipt, '^(%d+):(%d+):(%d+):(.*)$')
-    end
-    if not (payload and sent) or tonumber(sent) + retention <= now then
+    if not (payload and receipt) or tonumber(receipt.sent) + retention <= now then
       forget_message(id)  -- expired or half-written: dropped, the group goes on
       leaving[#leaving + 1] = id
-    elseif max_receives > 0 and tonumber(receives) >= max_receives then
+    elseif max_receives > 0 and tonumber(receipt.receives) >= max_receives then
       dead_letters[#dead_letters + 1] = id
       dead_letters[#dead_letters + 1] = payload
       forget_message(id)
       leaving[#leaving + 1] = id
     else
       delivered = delivered + 1
-      receives = tonumber(receives) + 1
-      if first == '0' then
-        first = ARGV[1]
-      end
       local nonce = ARGV[9 + delivered]
-      redis.call('HSET', KEYS[4], id, sent .. ':' .. receives .. ':' .. first .. ':' .. nonce)
+      hand_out(deliveries, id, payload, receipt, nonce, ARGV[1])
       if timeout > 0 then
         redis.call('ZADD', KEYS[5], ms(now + timeout), id)
         lock_group(id, 1)
         leaving[#leaving + 1] = id
       end
-      deliveries[#deliveries + 1] = id
-      deliveries[#deliveries + 1] = payload
-      deliveries[#deliveries + 1] = receives
-      deliveries[#deliveries + 1] = tonumber(first)
-      deliveries[#deliveries + 1] = nonce
-      deliveries[#deliveries + 1] = previous_nonce == RELOADED_NONCE and 1 or 0
       handed[#handed + 1] = id .. ':' .. nonce
     end
   end
