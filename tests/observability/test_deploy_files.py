@@ -122,7 +122,7 @@ def test_the_image_copies_every_package_and_module_setup_cfg_installs() -> None:
         name for name in config["options.packages.find"]["include"].split()
         if "." not in name
     }
-    modules = {f"{name}.py" for name in config["options"]["py_modules"].split()}
+    modules = {f"{name}.py" for name in config["options"].get("py_modules", "").split()}
     copied = {
         source.rstrip("/")
         for line in (ROOT / "Dockerfile").read_text().splitlines()
