@@ -16,6 +16,7 @@ from cqs.cassandra_store.migration import (
 )
 from cqs.operations.migrate import _ProgressReport
 from cqs.ports import MigrationCounts, MigrationRecord
+from tests.fixtures.manual_clock import ManualClock
 
 
 @pytest.mark.parametrize(
@@ -84,11 +85,11 @@ def test_the_migration_record_reads_back_and_an_unreadable_one_counts_every_row_
 
 
 def test_progress_is_reported_every_few_seconds_not_every_page() -> None:
-    now = [100.0]
+    clock = ManualClock(100.0)
     lines: list[str] = []
-    report = _ProgressReport(lines.append, lambda: now[0], every=5.0, started=100.0)
+    report = _ProgressReport(lines.append, clock, every=5.0, started=100.0)
     for seconds, messages in [(1.0, 200), (4.9, 400), (5.0, 600), (7.0, 800), (10.0, 1000)]:
-        now[0] = 100.0 + seconds
+        clock.now = 100.0 + seconds
         report(MigrationCounts(queues=2, buckets=3, messages=messages))
     assert lines == [
         "copied so far: 2 queues, 0 deletion records, 3 bucket index entries, 600 messages"
