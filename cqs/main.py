@@ -241,6 +241,7 @@ def cassandra_connection(settings: Settings) -> CassandraConnection:
         contact_points=tuple(settings.cassandra_hosts),
         keyspace=settings.cassandra_keyspace,
         replication=settings.cassandra_replication,
+        local_datacenter=settings.cassandra_local_datacenter or None,
         protocol_version=settings.cassandra_protocol_version or None,  # 0: negotiate
         read_consistency=settings.cassandra_read_consistency or None,
         write_consistency=settings.cassandra_write_consistency or None,

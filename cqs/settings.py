@@ -36,6 +36,9 @@ class Settings:
     embedded_cassandra_version: str = "5.0"
     cassandra_keyspace: str = "cqs"
     cassandra_replication: str = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    # The data centre whose nodes coordinate this process's statements (LOCAL_QUORUM counts
+    # its replicas); None: the data centre of the contact point the driver reaches first.
+    cassandra_local_datacenter: str | None = None
     # Native protocol version; 0: negotiated with the cluster (v5 on Cassandra 4.0+, v4 on
     # 3.11 and ScyllaDB).
     cassandra_protocol_version: int = 0

@@ -77,6 +77,9 @@ class CassandraConnection:
     # None: negotiated (the driver starts at its newest version and steps down until the
     # server accepts one: v5 on Cassandra 4.0+, v4 on 3.11 and ScyllaDB).
     protocol_version: int | None = None
+    # The data centre whose nodes coordinate (None: the driver takes the data centre of the
+    # first contact point it reaches, and never sends to another).
+    local_datacenter: str | None = None
     # None: chosen from the keyspace's replication and the server's version
     # (`compatibility.default_consistency`): ONE for one replica, LOCAL_QUORUM for more.
     read_consistency: str | None = None
@@ -247,10 +250,11 @@ def build_cluster(
         raise ValueError("every Cassandra contact point must use the same native port")
     profile = ExecutionProfile(
         # The driver's default, named so it does not warn: token-aware over the local DC.
-        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()),
-        # For the statements cqs does not prepare (schema changes). Not the driver's default
-        # LOCAL_ONE: Cassandra 1.2 predates it and closes the connection when it sees it.
-        consistency_level=ConsistencyLevel.ONE,
+        load_balancing_policy=TokenAwarePolicy(
+            DCAwareRoundRobinPolicy(local_dc=connection.local_datacenter or "")
+        ),
+        # For the statements cqs does not prepare (schema changes), as the driver's default.
+        consistency_level=ConsistencyLevel.LOCAL_ONE,
         request_timeout=request_timeout,
     )
     schema_agreement_wait = max(10, int(request_timeout * 2))

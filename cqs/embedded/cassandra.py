@@ -48,7 +48,9 @@ _BIND_FAILURE = "Address already in use"
 class ClusterMembership:
     """What a node of a multi-node cluster needs beyond a single node's defaults: its own
     address (listen and rpc), the cluster's name, seeds and storage port (the same on every
-    node), its token, and any further cassandra.yaml keys."""
+    node), its token, and any further cassandra.yaml keys. Given a `datacenter`, the node
+    names its data centre and rack to the others (GossipingPropertyFileSnitch); without
+    one, every node is in SimpleSnitch's single data centre, "datacenter1"."""
 
     address: str
     cluster_name: str
@@ -56,6 +58,8 @@ class ClusterMembership:
     storage_port: int
     initial_token: int
     settings: Mapping[str, str] = field(default_factory=dict)
+    datacenter: str | None = None
+    rack: str = "rack1"
 
 # conf/jvm17-server.options and conf/jvm-server.options of Cassandra 5.0 (JPMS, GC, netty),
 # plus the two java.rmi opens of its test JVM arguments.
@@ -263,6 +267,11 @@ class EmbeddedCassandra(ChildProcess):
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "cassandra.yaml").write_text(self._yaml())
         (conf / "logback.xml").write_text(_LOGBACK_XML.format(log_file=self.log_file))
+        if self.membership is not None and self.membership.datacenter is not None:
+            # GossipingPropertyFileSnitch reads it from the classpath, which starts at conf/.
+            (conf / "cassandra-rackdc.properties").write_text(
+                f"dc={self.membership.datacenter}\nrack={self.membership.rack}\n"
+            )
         return [
             java,
             f"-Xms{self.heap}", f"-Xmx{self.heap}",
@@ -286,10 +295,14 @@ class EmbeddedCassandra(ChildProcess):
                 cluster_name="cqs embedded", seeds="127.0.0.1",
                 initial_token=MURMUR3_MIN_TOKEN, extra={},
             )
+        snitch = {} if member.datacenter is None else {
+            "endpoint_snitch": "GossipingPropertyFileSnitch"
+        }
         return _node_yaml(
             address=member.address, native_port=self.native_port,
             storage_port=member.storage_port, cluster_name=member.cluster_name,
-            seeds=member.seeds, initial_token=member.initial_token, extra=dict(member.settings),
+            seeds=member.seeds, initial_token=member.initial_token,
+            extra={**snitch, **member.settings},
         )
 
     def start(self, timeout: float = 120.0) -> None:

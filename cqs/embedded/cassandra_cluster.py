@@ -2,9 +2,10 @@
 
 Owns starting N embedded Cassandra 5.0 JVMs (`cassandra.py`), each on a loopback address of
 its own (127.0.0.2, .3, ...; Linux routes all of 127.0.0.0/8 to `lo`) with its own data
-directory; one cluster name, the first node as the seed, the same ports on every node
-(checked free on every address), evenly spaced Murmur3 tokens and `auto_bootstrap: false`,
-so no node waits to bootstrap (the seed starts first: the others need it to gossip). Also
+directory; one cluster name, the first node as the seed (or, with data centres, the first
+node of each: GossipingPropertyFileSnitch), the same ports on every node (checked free on
+every address), evenly spaced Murmur3 tokens and `auto_bootstrap: false`, so no node waits
+to bootstrap (the first seed starts first: the others need it to gossip). Also
 the faults the tests inject (SIGKILL, restart on the same data, SIGSTOP / SIGCONT), what
 the nodes' logs say about each other (up, dead), and their resident memory.
 
@@ -86,9 +87,19 @@ class EmbeddedCassandraCluster:
         heap: str = "512m",
         jvm_options: Sequence[str] = ("-Xms256m",),
         phi_convict_threshold: int = PHI_CONVICT_THRESHOLD,
+        datacenters: Sequence[str] | None = None,
     ) -> None:
+        """`datacenters`: each node's data centre, in the order of `addresses` (None: one
+        data centre); the first node of each is a seed."""
         self.work_dir = Path(work_dir).resolve()
         self.addresses = tuple(addresses)
+        if datacenters is not None and len(datacenters) != len(self.addresses):
+            raise ValueError("give one data centre per address")
+        self.datacenters = tuple(datacenters) if datacenters is not None else None
+        seeds = [self.addresses[0]]
+        if self.datacenters is not None:
+            firsts = {dc: self.addresses[self.datacenters.index(dc)] for dc in self.datacenters}
+            seeds = list(firsts.values())
         taken: set[int] = set()
         for _ in range(_PORTS_PER_NODE):
             taken.add(free_port_on_all(self.addresses, taken))
@@ -104,13 +115,14 @@ class EmbeddedCassandraCluster:
                 membership=ClusterMembership(
                     address=address,
                     cluster_name=name,
-                    seeds=self.addresses[0],
+                    seeds=",".join(seeds),
                     storage_port=storage,
                     initial_token=initial_token(index, len(self.addresses)),
                     settings={
                         "auto_bootstrap": "false",
                         "phi_convict_threshold": str(phi_convict_threshold),
                     },
+                    datacenter=self.datacenters[index] if self.datacenters else None,
                 ),
             )
             for index, address in enumerate(self.addresses)
@@ -134,8 +146,8 @@ class EmbeddedCassandraCluster:
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self, timeout: float = 120.0) -> float:
-        """Start the seed, then every other node at once, and return when each sees all the
-        others up; returns (and remembers in `start_seconds`) how long that took."""
+        """Start the first seed, then every other node at once, and return when each sees
+        all the others up; returns (and remembers in `start_seconds`) how long that took."""
         began = time.monotonic()
         marks = [self.log_mark(index) for index in range(len(self.nodes))]
         self._start_nodes([0], timeout)  # the others cannot join without their seed up
@@ -164,6 +176,10 @@ class EmbeddedCassandraCluster:
         if failures:
             self.stop()
             raise failures[0]
+
+    def indexes_in(self, datacenter: str) -> list[int]:
+        """The nodes of one data centre."""
+        return [i for i, dc in enumerate(self.datacenters or ()) if dc == datacenter]
 
     def kill(self, index: int) -> None:
         """SIGKILL node `index`, as a crash would (its commit log stays on disk)."""

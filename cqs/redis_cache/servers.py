@@ -7,7 +7,8 @@ Owns how one call reaches one server and what its failure means:
 - failure: a connection error or timeout is an outage only when a probe on a fresh
   connection also fails (one probe at a time per server). Then the breaker opens and the call
   raises `StorageUnavailable`, which lets the service serve from Cassandra. If the probe
-  answers, the server is up and the process was merely slow: `StorageBusy`;
+  answers, the server is up and the process was merely slow: a call whose connection was
+  never made runs once more (its command never left), any other raises `StorageBusy`;
 - the breaker (`ServerBreaker`), which makes calls fail fast for a moment after an outage;
 - (the pool of servers, which one holds a queue, is `pool.py`'s).
 
@@ -58,6 +59,14 @@ _UNANSWERED: tuple[type[BaseException], ...] = (
 _REFUSING: tuple[type[BaseException], ...] = (OutOfMemoryError, ReadOnlyError)
 
 UNAVAILABLE_MESSAGE = "The message cache is temporarily unavailable; retry the request."
+
+
+def command_never_sent(error: BaseException) -> bool:
+    """Whether redis-py failed to open the connection, so the command was never written
+    ("Timeout connecting to server", "Error 111 connecting to host:port")."""
+    return isinstance(error, RedisConnectionError | RedisTimeoutError) and (
+        "connecting to" in str(error)
+    )
 BUSY_MESSAGE = "The server is busy; retry the request."
 
 # Told about every Redis call: (backend, server label, operation, seconds, ok).
@@ -233,17 +242,25 @@ class RedisServer:
         started = time.perf_counter()
         ok = False
         try:
-            result = await operation(*args, **kwargs)
+            try:
+                result = await operation(*args, **kwargs)
+            except _UNANSWERED as exc:
+                # The pool's idle connections may have died with the server: drop them, so
+                # that once it is back every call gets a fresh connection instead of failing
+                # once per stale one.
+                await self._drop_idle_connections()
+                if not await self._answers_probe():
+                    self.breaker.record_failure(exc)
+                    raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
+                if not command_never_sent(exc):
+                    raise StorageBusy(BUSY_MESSAGE) from exc
+                # The server is up and the command never left (its connection was not made
+                # in time, as on a starved event loop): once more is safe.
+                try:
+                    result = await operation(*args, **kwargs)
+                except _UNANSWERED as again:
+                    raise StorageBusy(BUSY_MESSAGE) from again
             ok = True
-        except _UNANSWERED as exc:
-            # The pool's idle connections may have died with the server: drop them, so that
-            # once it is back every call gets a fresh connection instead of failing once per
-            # stale one.
-            await self._drop_idle_connections()
-            if await self._answers_probe():
-                raise StorageBusy(BUSY_MESSAGE) from exc
-            self.breaker.record_failure(exc)
-            raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
         except self.refusing as exc:
             raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
         finally:

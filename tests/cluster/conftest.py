@@ -19,6 +19,7 @@ The clusters themselves come from tests/fixtures/cassandra_cluster.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -138,6 +139,13 @@ class ClusterLoad:
         self._stopping.set()
         await asyncio.gather(*self._senders)
 
+    async def halt(self) -> None:
+        """Stop producing and consuming wherever the queue stands, as clients that go away
+        (long polls in flight get a second to be answered and their messages deleted)."""
+        await self.stop_producing()
+        for pool in self._pools:
+            await pool.stop(grace_seconds=1)
+
     async def drain(self, seconds: float) -> bool:
         """Stop producing; consume until every acknowledged message was deleted."""
         await self.stop_producing()
@@ -150,6 +158,29 @@ class ClusterLoad:
         for pool in self._pools:
             await pool.stop(grace_seconds=5)
         return self.ledger.undeleted_count() == 0
+
+    async def drain_until_empty(self, seconds: float) -> bool:
+        """Stop producing; consume until every acknowledged message was delivered and the
+        queue, as the first client's server counts it, holds none, visible or in flight.
+        For drills that kill API processes: a delete whose answer died with its process may
+        well have been done, which the ledger cannot know."""
+        await self.stop_producing()
+        client = self.clients[0]
+        counts = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
+        deadline = time.monotonic() + seconds
+        empty = False
+        while time.monotonic() < deadline:
+            if not self.ledger.undelivered_count():
+                with contextlib.suppress(*CALL_ERRORS):
+                    found = await client.queue_attributes(client.queue_url(self._queue), counts)
+                    empty = all(found.get(name) == "0" for name in counts)
+                    if empty:
+                        break
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(2.0)  # a repeat of what was just deleted would show up here
+        for pool in self._pools:
+            await pool.stop(grace_seconds=5)
+        return empty
 
     def calls(self) -> list[CallRecord]:
         return [call for client in self.clients for call in client.calls]
