@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks._delivery_ledger import DeliveryLedger
-from benchmarks._sqs_wire import client_session
+from benchmarks.harness.delivery_ledger import DeliveryLedger
+from benchmarks.harness.sqs_wire import client_session
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from cqs.embedded.redis_server import EmbeddedRedis
 from tests.cluster.conftest import ClusterLoad, TimedClient
