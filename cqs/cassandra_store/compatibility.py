@@ -16,10 +16,6 @@ import re
 SINGLE_REPLICA_CONSISTENCY = "ONE"
 REPLICATED_CONSISTENCY = "LOCAL_QUORUM"
 _VERSION = re.compile(r"^\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?")
-# Cassandra 1.2.3 added blob constants (`0xcafe`) to CQL 3; before it a blob literal is a
-# string of hex digits (`'cafe'`), which later servers refuse. Only statements whose text
-# holds values need it (`cqs migrate`'s copies); everything else binds values.
-BLOB_CONSTANTS_SINCE = (1, 2, 3)
 
 
 def release_major_minor(release_version: str) -> tuple[int, int]:
@@ -28,20 +24,6 @@ def release_major_minor(release_version: str) -> tuple[int, int]:
     if match is None:
         return (0, 0)
     return int(match.group(1)), int(match.group(2) or 0)
-
-
-def release_major_minor_patch(release_version: str) -> tuple[int, int, int]:
-    """(1, 2, 0) for "1.2.0", (4, 1, 3) for "4.1.3"; (0, 0, 0) if unknown."""
-    match = _VERSION.match(release_version or "")
-    if match is None:
-        return (0, 0, 0)
-    return int(match.group(1)), int(match.group(2) or 0), int(match.group(3) or 0)
-
-
-def has_blob_constants(release_version: str) -> bool:
-    """Whether the server reads `0x...` blob literals (an unknown version: assumed current)."""
-    version = release_major_minor_patch(release_version)
-    return version == (0, 0, 0) or version >= BLOB_CONSTANTS_SINCE
 
 
 def default_consistency(replication_factor: int) -> str:

@@ -7,7 +7,6 @@ Imports `cqs.domain.model` and this package; never the service, Redis or aiohttp
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 
 from cqs.cassandra_store import schema
@@ -54,15 +53,13 @@ async def read_deduplications(
     elif not keys:
         return []
     else:
-        # One read per key: Cassandra 1.2 refuses IN on this clustering column.
-        select = (
+        wanted = sorted(set(keys))  # a batch's keys (up to 20): one read of one partition
+        markers = ", ".join("?" * len(wanted))
+        found = await session.read(
             f"SELECT {_COLUMNS} FROM {schema.FIFO_DEDUPLICATIONS_TABLE}"
-            " WHERE queue_id = ? AND dedup_key = ?"
+            f" WHERE queue_id = ? AND dedup_key IN ({markers})",
+            [queue.queue_id, *wanted],
         )
-        pages = await asyncio.gather(
-            *(session.read(select, [queue.queue_id, key]) for key in sorted(set(keys)))
-        )
-        found = [row for page in pages for row in page]
     now_ms = clock_ms()
     return [
         Deduplication(row.dedup_key, row.message_id, int(row.sequence), int(row.expires_ms))

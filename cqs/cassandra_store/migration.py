@@ -12,11 +12,11 @@ nothing. Also the record of a finished migration (`schema.SCHEMA_MIGRATED_SETTIN
 dropping the legacy tables.
 
 Messages are found through the bucket index of each queue in the legacy catalog, shard by
-shard (protocol v1 has no driver paging: an IN over the shards, then resuming inside one),
-so the messages of queues whose catalog row is gone (deleted queues, unreachable already)
-are not copied. CQL 3.0.0 takes `USING TTL` and `USING TIMESTAMP` values as literals only,
-so the copies are unprepared statements with every value written into the text (blobs as
-the server reads them: `0x...` from Cassandra 1.2.3, a string of hex digits before).
+shard (an IN over the shards, then resuming inside one), so the messages of queues whose
+catalog row is gone (deleted queues, unreachable already) are not copied. Each copy keeps
+its cell's time to live and write time (`USING TTL ... AND TIMESTAMP ...`), which differ
+row by row, so the copies are unprepared statements with every value written into the
+text as a CQL literal (blobs as `0x...` constants).
 Imports the driver's encoder, `cqs.domain.model`, `cqs.ports` and this package; never the
 service, Redis or aiohttp.
 """
@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 
 from cassandra.encoder import Encoder
 
-from cqs.cassandra_store import compatibility, rows, schema
+from cqs.cassandra_store import rows, schema
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.partitions import NO_LIMIT, shard_pages
 from cqs.cassandra_store.session import CassandraSession, Row, all_or_first_error
@@ -97,7 +97,7 @@ class CassandraLegacyKeyspace:
         self._keyspace = schema.checked_identifier(keyspace)
         self._owns_session = owns_session
         self._message_page = message_page
-        self._literals = _Literals(session.release_version)
+        self._literals = _Literals()
 
     @classmethod
     async def open(cls, connection: CassandraConnection) -> CassandraLegacyKeyspace:
@@ -351,12 +351,10 @@ async def _copy_all(copies: Iterable[Awaitable[bool]]) -> int:
 
 
 class _Literals:
-    """INSERT statements with every value a CQL literal, as the connected server reads them."""
+    """INSERT statements with every value a CQL literal."""
 
-    def __init__(self, release_version: str) -> None:
+    def __init__(self) -> None:
         self._encoder = Encoder()
-        if not compatibility.has_blob_constants(release_version):
-            self._encoder.mapping[bytes] = _hex_string
 
     def insert(self, table: str, values: Mapping[str, object], cell: _Cell) -> str:
         """Absent values (None, an empty map) are left out: absent is how they read back."""
@@ -369,10 +367,6 @@ class _Literals:
             using.append(f"TIMESTAMP {int(cell.written_us)}")
         clause = f" USING {' AND '.join(using)}" if using else ""
         return f"INSERT INTO {table} ({', '.join(present)}) VALUES ({literals}){clause}"
-
-
-def _hex_string(value: bytes) -> str:
-    return f"'{value.hex()}'"
 
 
 _COUNT_FIELDS = tuple(field.name for field in fields(MigrationCounts))

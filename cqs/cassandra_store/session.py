@@ -155,9 +155,10 @@ class CassandraSession:
             preparing.exception()  # retrieved here when every caller gave up
 
     async def _prepare_now(self, cql: str, write: bool) -> PreparedStatement:
-        # Cassandra 1.2 identifies a prepared statement by its text alone, whatever the
-        # keyspace it was prepared in: a second keyspace on the same cluster would run the
-        # first one's statements. The comment makes the text unique per keyspace.
+        # Servers before 3.0.26, 3.11.12 and 4.0.2 (CASSANDRA-15252) identify a prepared
+        # statement of unqualified table names by its text alone, whatever the keyspace it
+        # was prepared in: a second keyspace on the same cluster would run the first one's
+        # statements. The comment makes the text unique per keyspace.
         text = f"{cql} /* keyspace {self._session.keyspace} */"
         statement = await self._run_blocking("prepare", self._session.prepare, text)
         if statement is None:

@@ -1,13 +1,10 @@
-"""The pure parts of `cqs migrate`: the copies' CQL text as each server version reads it,
-the record a finished migration leaves, and the throttled progress report."""
+"""The pure parts of `cqs migrate`: the copies' CQL text, the record a finished migration
+leaves, and the throttled progress report."""
 
 from __future__ import annotations
 
 import uuid
 
-import pytest
-
-from cqs.cassandra_store.compatibility import has_blob_constants, release_major_minor_patch
 from cqs.cassandra_store.migration import (
     _Cell,
     _Literals,
@@ -18,30 +15,11 @@ from cqs.operations.migrate import _ProgressReport
 from cqs.ports import MigrationCounts, MigrationRecord
 from tests.fixtures.manual_clock import ManualClock
 
-
-@pytest.mark.parametrize(
-    ("release_version", "expected", "constants"),
-    [("1.2.0", (1, 2, 0), False), ("1.2.2", (1, 2, 2), False), ("1.2.3", (1, 2, 3), True),
-     ("2.0.17", (2, 0, 17), True), ("4.1", (4, 1, 0), True), ("5.0-beta1", (5, 0, 0), True),
-     ("", (0, 0, 0), True)],
-)
-def test_blob_constants_are_written_from_cassandra_1_2_3(
-    release_version: str, expected: tuple[int, int, int], constants: bool
-) -> None:
-    assert release_major_minor_patch(release_version) == expected
-    assert has_blob_constants(release_version) is constants
-
-
 MESSAGE_ID = uuid.UUID("e461bab4-e80f-11f1-a823-02fc00000001")
 
 
-@pytest.mark.parametrize(
-    ("release_version", "blob"), [("1.2.0", "'00ff27'"), ("4.1.5", "0x00ff27")]
-)
-def test_a_message_copy_is_one_insert_with_literal_values_ttl_and_timestamp(
-    release_version: str, blob: str
-) -> None:
-    text = _Literals(release_version).insert(
+def test_a_message_copy_is_one_insert_with_literal_values_ttl_and_timestamp() -> None:
+    text = _Literals().insert(
         "ks.queue_messages",
         {"queue_id": "q'1", "bucket": 5, "shard": 7, "message_id": MESSAGE_ID,
          "payload": b"\x00\xff'"},
@@ -49,13 +27,13 @@ def test_a_message_copy_is_one_insert_with_literal_values_ttl_and_timestamp(
     )
     assert text == (
         "INSERT INTO ks.queue_messages (queue_id, bucket, shard, message_id, payload)"
-        f" VALUES ('q''1', 5, 7, {MESSAGE_ID}, {blob})"
+        f" VALUES ('q''1', 5, 7, {MESSAGE_ID}, 0x00ff27)"
         " USING TTL 3600 AND TIMESTAMP 1795529037896000"
     )
 
 
 def test_absent_values_are_left_out_and_maps_are_literals() -> None:
-    text = _Literals("1.2.0").insert(
+    text = _Literals().insert(
         "ks.queue_catalog",
         {"name": "orders", "attributes": {"Policy": "it's"}, "tags": {}, "created_s": None},
         _Cell(ttl=None, written_us=12),
@@ -64,7 +42,7 @@ def test_absent_values_are_left_out_and_maps_are_literals() -> None:
         "INSERT INTO ks.queue_catalog (name, attributes) VALUES ('orders', {'Policy': 'it''s'})"
         " USING TIMESTAMP 12"
     )
-    assert _Literals("1.2.0").insert("t", {"a": 1}, _Cell(None, None)) == (
+    assert _Literals().insert("t", {"a": 1}, _Cell(None, None)) == (
         "INSERT INTO t (a) VALUES (1)"
     )
 
