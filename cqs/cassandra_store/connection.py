@@ -210,8 +210,8 @@ async def connect(
             driver_session = await asyncio.wait_for(
                 asyncio.to_thread(cluster.connect), request_timeout * 2 + 1.0
             )
-        # Whole results, as protocol v1 (which has no paging) always gave them: callers page
-        # with LIMIT and token()/clustering bounds themselves.
+        # Whole results (no driver paging): callers page with LIMIT and token()/clustering
+        # bounds themselves.
         driver_session.default_fetch_size = None
         facts = await _prepare_keyspace(
             cluster, driver_session, connection, migrating=migrating

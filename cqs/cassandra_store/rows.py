@@ -92,9 +92,9 @@ def message_from_row(message_uuid: uuid.UUID, payload: bytes) -> Message:
 class QueueRow:
     """The columns of one catalog row, in the order the store binds them.
 
-    Attributes and tags are JSON objects in text columns, not CQL maps: on Cassandra 1.2
-    writing a whole map also writes a range tombstone into the partition (to clear the old
-    map), and one partition holds every queue of an account and region.
+    Attributes and tags are JSON objects in text columns, not CQL maps: writing a whole map
+    also writes a range tombstone into the partition (to clear the old map), and one
+    partition holds every queue of an account and region.
     """
 
     account_id: str
@@ -163,7 +163,7 @@ MOVE_TASK_COLUMNS = (
 
 def move_task_to_row(task: MessageMoveTask) -> list[object]:
     """The values of MOVE_TASK_COLUMNS, in order. Absent values are written as "" and 0
-    (Cassandra 1.2 refuses null bind values)."""
+    (a null bind value would write a tombstone)."""
     return [
         task.source_arn, task.task_id, task.destination_arn or "", task.max_per_second or 0,
         task.status.value, task.started_ms, task.moved, task.to_move, task.failure_reason or "",

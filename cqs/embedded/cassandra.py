@@ -139,7 +139,7 @@ def _node_yaml(
         "key_cache_size": "16MiB",
         "file_cache_size": "32MiB",
         "storage_compatibility_mode": "NONE",  # a fresh test cluster: 5.0's own formats
-        # the same generous limits as the 1.2 template's, for the slow shared CI machines
+        # generous limits, for the slow shared CI machines
         "read_request_timeout": "10000ms",
         "write_request_timeout": "10000ms",
         "range_request_timeout": "20000ms",

@@ -23,8 +23,6 @@ def configure_logging(settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    # Cassandra 1.2's system tables have no column metadata; the driver warns on each.
-    logging.getLogger("cassandra.metadata").setLevel(logging.ERROR)
     if settings.embedded_cassandra:  # one local node: the driver's choice of datacenter is noise
         logging.getLogger("cassandra.policies").setLevel(logging.WARNING)
     # Negotiation steps down one protocol version per refusal, with a warning each time;

@@ -214,12 +214,11 @@ def message_ids_on_node(contact_point: str, keyspace: str, consistency: str = "O
     host, port = contact_point.rsplit(":", 1)
     profile = ExecutionProfile(
         load_balancing_policy=WhiteListRoundRobinPolicy([host]),
-        # Always explicit: Cassandra 1.2 closes the connection on the driver's LOCAL_ONE.
         consistency_level=ConsistencyLevel.name_to_value[consistency],
         request_timeout=10.0,
     )
     cluster = Cluster(
-        contact_points=[host], port=int(port),  # protocol negotiated: v1 on 1.2, v5 on 5.0
+        contact_points=[host], port=int(port),  # protocol negotiated
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
     )  # fmt: skip
     try:
