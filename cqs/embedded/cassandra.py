@@ -42,6 +42,7 @@ class _PortTaken(EmbeddedCassandraError):
 # at once on two workers); a node whose ports were all given is tried once.
 _PORT_ATTEMPTS = 3
 _BIND_FAILURE = "Address already in use"
+_MOST_TIMEOUTS = 4  # a start still making progress waits at most this many timeouts
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,9 +345,17 @@ class EmbeddedCassandra(ChildProcess):
 
     def _wait_until_ready(self, timeout: float, log_offsets: Sequence[int]) -> None:
         """Ready once this JVM listens on the native port and answers CQL there (another
-        node that took the port first must not pass for this one)."""
-        deadline = time.monotonic() + timeout
+        node that took the port first must not pass for this one). A node that writes no
+        log line for `timeout` seconds has stalled; one still logging its startup gets
+        more time, up to _MOST_TIMEOUTS times `timeout` (on a starved 2-core machine a
+        restart after a kill was seen to take 5 minutes of steady progress)."""
+        now = time.monotonic()
+        deadline, ceiling = now + timeout, now + timeout * _MOST_TIMEOUTS
+        sizes = self._log_sizes()
         while time.monotonic() < deadline:
+            if (grown := self._log_sizes()) != sizes:
+                sizes = grown
+                deadline = min(time.monotonic() + timeout, ceiling)
             process = self._process
             if self._logged(_BIND_FAILURE, log_offsets):
                 raise _PortTaken(f"a port of {self.data_dir} was taken; see {self.log_file}")
@@ -364,7 +373,8 @@ class EmbeddedCassandra(ChildProcess):
             except (OSError, struct.error):
                 time.sleep(0.25)
         raise EmbeddedCassandraError(
-            f"Cassandra did not answer CQL on {self.contact_point} within {timeout:.0f} s; "
+            f"Cassandra did not answer CQL on {self.contact_point}: no progress for "
+            f"{timeout:.0f} s or no answer within {timeout * _MOST_TIMEOUTS:.0f} s; "
             f"see {self.log_file}"
         )
 
