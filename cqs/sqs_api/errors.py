@@ -72,32 +72,52 @@ def _sqs(
 
 _AWS = "AWS.SimpleQueueService."
 
+
+def _aws(name: str, status: int, default_message: str) -> WireError:
+    """An SQS error whose query code is its model name under `AWS.SimpleQueueService.`."""
+    return _sqs(_AWS + name, name, status, default_message)
+
+
+def _same(name: str, status: int, default_message: str) -> WireError:
+    """An SQS error whose query code and model name are one."""
+    return _sqs(name, name, status, default_message)
+
+
+def _coral(query_code: str, exception: str, status: int, default_message: str) -> WireError:
+    """A front-end (Coral) error: authentication, signatures, unknown operations."""
+    return WireError(query_code, _CORAL + exception, status, True, default_message)
+
+
+def _unavailable(default_message: str) -> WireError:
+    """The service cannot answer now (its storage is down or busy): the client may retry."""
+    return WireError(
+        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False, default_message
+    )
+
+
 ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     # the request itself (MalformedQueryString is a 404 in AWS's common-errors table)
-    errors.MalformedRequest: _sqs(
-        "MalformedQueryString", "MalformedQueryString", 404,
-        "The query string contains a syntax error.",
+    errors.MalformedRequest: _same(
+        "MalformedQueryString", 404, "The query string contains a syntax error.",
     ),
-    RepeatedParameter: _sqs(
-        "InvalidQueryParameter", "InvalidQueryParameter", 400,
+    RepeatedParameter: _same(
+        "InvalidQueryParameter", 400,
         "The AWS query string is malformed or does not adhere to AWS standards.",
     ),
-    MalformedJson: WireError(
-        "SerializationException", _CORAL + "SerializationException", 400, True,
+    MalformedJson: _coral(
+        "SerializationException", "SerializationException", 400,
         "The request body is not a valid JSON object.",
     ),
-    errors.UnknownAction: _sqs(
-        "InvalidAction", "InvalidAction", 400, "The action is not valid for this endpoint."
-    ),
-    UnknownOperation: WireError(
-        "InvalidAction", _CORAL + "UnknownOperationException", 400, True,
+    errors.UnknownAction: _same("InvalidAction", 400, "The action is not valid for this endpoint."),
+    UnknownOperation: _coral(
+        "InvalidAction", "UnknownOperationException", 400,
         "The operation is not valid for this endpoint.",
     ),
     NoOperation: WireError(
         "UnknownOperationException", _CORAL + "UnknownOperationException", 404, True,
         "The request names no operation.", bare_query_body=True,
     ),
-    MissingAction: _sqs("MissingAction", "MissingAction", 400, "The request names no action."),
+    MissingAction: _same("MissingAction", 400, "The request names no action."),
     errors.MissingParameter: _sqs(
         "MissingParameter", "MissingRequiredParameterException", 400,
         "A required parameter is missing.",
@@ -106,15 +126,10 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "InvalidParameterValue", "InvalidParameterValueException", 400,
         "An invalid or out-of-range value was supplied for the input parameter.",
     ),
-    errors.InvalidAttributeName: _sqs(
-        "InvalidAttributeName", "InvalidAttributeName", 400, "Unknown attribute."
-    ),
-    errors.InvalidAttributeValue: _sqs(
-        "InvalidAttributeValue", "InvalidAttributeValue", 400, "Invalid attribute value."
-    ),
-    errors.InvalidMessageContents: _sqs(
-        "InvalidMessageContents", "InvalidMessageContents", 400,
-        "The message contains characters outside the allowed set.",
+    errors.InvalidAttributeName: _same("InvalidAttributeName", 400, "Unknown attribute."),
+    errors.InvalidAttributeValue: _same("InvalidAttributeValue", 400, "Invalid attribute value."),
+    errors.InvalidMessageContents: _same(
+        "InvalidMessageContents", 400, "The message contains characters outside the allowed set.",
     ),
     # AWS reports an oversized message as a plain InvalidParameterValue.
     errors.MessageTooLong: _sqs(
@@ -122,12 +137,10 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "One or more parameters are invalid. Reason: Message must be shorter than the "
         "queue's maximum message size.",
     ),
-    errors.InvalidAddress: _sqs(
-        "InvalidAddress", "InvalidAddress", 404, "The specified queue address is not valid."
+    errors.InvalidAddress: _same(
+        "InvalidAddress", 404, "The specified queue address is not valid."
     ),
-    RequestTooLarge: _sqs(
-        "RequestEntityTooLarge", "RequestEntityTooLarge", 413, "The request body is too large."
-    ),
+    RequestTooLarge: _same("RequestEntityTooLarge", 413, "The request body is too large."),
     # queues
     # AWS words it differently per protocol (and the query text names the WSDL).
     errors.QueueDoesNotExist: WireError(
@@ -144,96 +157,77 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
         "InvalidParameterValue", "InvalidParameterValueException", 400,
         "Too many tags: a queue may have at most 50 tags.",
     ),
-    errors.QueueDeletedRecently: _sqs(
-        _AWS + "QueueDeletedRecently", "QueueDeletedRecently", 400,
+    errors.QueueDeletedRecently: _aws(
+        "QueueDeletedRecently", 400,
         "You must wait 60 seconds after deleting a queue before you can create another with"
         " the same name.",
     ),
-    errors.PurgeQueueInProgress: _sqs(
-        _AWS + "PurgeQueueInProgress", "PurgeQueueInProgress", 403,
+    errors.PurgeQueueInProgress: _aws(
+        "PurgeQueueInProgress", 403,
         "Only one PurgeQueue operation on a queue is allowed every 60 seconds.",
     ),
-    errors.OverLimit: _sqs(
-        "OverLimit", "OverLimit", 403, "The specified action violates a limit."
-    ),
-    errors.ResourceNotFound: _sqs(
-        "ResourceNotFoundException", "ResourceNotFoundException", 404,
-        "One or more specified resources don't exist.",
+    errors.OverLimit: _same("OverLimit", 403, "The specified action violates a limit."),
+    errors.ResourceNotFound: _same(
+        "ResourceNotFoundException", 404, "One or more specified resources don't exist.",
     ),
     # messages and receipt handles
-    errors.ReceiptHandleIsInvalid: _sqs(
-        "ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", 404,
-        "The input receipt handle is invalid.",
+    errors.ReceiptHandleIsInvalid: _same(
+        "ReceiptHandleIsInvalid", 404, "The input receipt handle is invalid.",
     ),
-    errors.MessageNotInflight: _sqs(
-        _AWS + "MessageNotInflight", "MessageNotInflight", 400,
-        "The message referred to isn't in flight.",
+    errors.MessageNotInflight: _aws(
+        "MessageNotInflight", 400, "The message referred to isn't in flight.",
     ),
     # batches
-    errors.EmptyBatchRequest: _sqs(
-        _AWS + "EmptyBatchRequest", "EmptyBatchRequest", 400,
-        "The batch request doesn't contain any entries.",
+    errors.EmptyBatchRequest: _aws(
+        "EmptyBatchRequest", 400, "The batch request doesn't contain any entries.",
     ),
-    errors.TooManyEntriesInBatchRequest: _sqs(
-        _AWS + "TooManyEntriesInBatchRequest", "TooManyEntriesInBatchRequest", 400,
+    errors.TooManyEntriesInBatchRequest: _aws(
+        "TooManyEntriesInBatchRequest", 400,
         "The batch request contains more entries than permissible.",
     ),
-    errors.BatchEntryIdsNotDistinct: _sqs(
-        _AWS + "BatchEntryIdsNotDistinct", "BatchEntryIdsNotDistinct", 400,
+    errors.BatchEntryIdsNotDistinct: _aws(
+        "BatchEntryIdsNotDistinct", 400,
         "Two or more batch entries in the request have the same Id.",
     ),
-    errors.InvalidBatchEntryId: _sqs(
-        _AWS + "InvalidBatchEntryId", "InvalidBatchEntryId", 400,
+    errors.InvalidBatchEntryId: _aws(
+        "InvalidBatchEntryId", 400,
         "The Id of a batch entry in a batch request doesn't abide by the specification.",
     ),
-    errors.BatchRequestTooLong: _sqs(
-        _AWS + "BatchRequestTooLong", "BatchRequestTooLong", 400,
+    errors.BatchRequestTooLong: _aws(
+        "BatchRequestTooLong", 400,
         "The length of all the messages put together is more than the limit.",
     ),
     # who is asking: the front end's codes, as SQS answers them (403 unless malformed)
-    errors.AuthenticationError: WireError(
-        "IncompleteSignature", _CORAL + "IncompleteSignatureException", 400, True,
+    errors.AuthenticationError: _coral(
+        "IncompleteSignature", "IncompleteSignatureException", 400,
         "The request signature does not conform to AWS standards.",
     ),
-    errors.MissingAuthenticationToken: WireError(
-        "MissingAuthenticationToken", _CORAL + "MissingAuthenticationTokenException", 403,
-        True, "Request is missing Authentication Token",
+    errors.MissingAuthenticationToken: _coral(
+        "MissingAuthenticationToken", "MissingAuthenticationTokenException", 403,
+        "Request is missing Authentication Token",
     ),
-    errors.IncompleteSignature: WireError(
-        "IncompleteSignature", _CORAL + "IncompleteSignatureException", 400, True,
+    errors.IncompleteSignature: _coral(
+        "IncompleteSignature", "IncompleteSignatureException", 400,
         "The request signature does not conform to AWS standards.",
     ),
-    errors.InvalidClientTokenId: WireError(
-        "InvalidClientTokenId", _CORAL + "UnrecognizedClientException", 403, True,
+    errors.InvalidClientTokenId: _coral(
+        "InvalidClientTokenId", "UnrecognizedClientException", 403,
         "The security token included in the request is invalid.",
     ),
-    errors.SignatureDoesNotMatch: WireError(
-        "SignatureDoesNotMatch", _CORAL + "InvalidSignatureException", 403, True,
+    errors.SignatureDoesNotMatch: _coral(
+        "SignatureDoesNotMatch", "InvalidSignatureException", 403,
         "The request signature we calculated does not match the signature you provided.",
     ),
-    errors.RequestExpired: WireError(
-        "RequestExpired", _CORAL + "RequestExpired", 400, True, "Request has expired.",
-    ),
-    errors.AccessDenied: WireError(
-        "AccessDenied", _CORAL + "AccessDeniedException", 403, True,
-        "Access to the resource is denied.",
+    errors.RequestExpired: _coral("RequestExpired", "RequestExpired", 400, "Request has expired."),
+    errors.AccessDenied: _coral(
+        "AccessDenied", "AccessDeniedException", 403, "Access to the resource is denied.",
     ),
     # the service
-    errors.StorageUnavailable: WireError(
-        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
-        "The service is unavailable. Please retry the request.",
-    ),
-    errors.StorageError: WireError(
-        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
-        "The service is unavailable. Please retry the request.",
-    ),
-    errors.StorageBusy: WireError(
-        "ServiceUnavailable", _SQS + "ServiceUnavailable", 503, False,
-        "The service is busy. Please retry the request.",
-    ),
-    errors.UnsupportedOperation: _sqs(
-        _AWS + "UnsupportedOperation", "UnsupportedOperation", 400,
-        "Error code 400. Unsupported operation.",
+    errors.StorageUnavailable: _unavailable("The service is unavailable. Please retry the request."),
+    errors.StorageError: _unavailable("The service is unavailable. Please retry the request."),
+    errors.StorageBusy: _unavailable("The service is busy. Please retry the request."),
+    errors.UnsupportedOperation: _aws(
+        "UnsupportedOperation", 400, "Error code 400. Unsupported operation.",
     ),
     InternalError: WireError(
         "InternalError", _SQS + "InternalError", 500, False,
