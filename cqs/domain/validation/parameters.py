@@ -7,6 +7,8 @@ imports `cqs.domain.errors` and `.limits` only.
 
 from __future__ import annotations
 
+import functools
+
 from cqs.domain.errors import InvalidParameterValue
 from cqs.domain.validation.limits import (
     MAX_DELAY_SECONDS,
@@ -15,34 +17,26 @@ from cqs.domain.validation.limits import (
     MAX_WAIT_TIME_SECONDS,
 )
 
+# parameter -> (lowest, highest, SQS's reason when the value is outside the two)
+_RANGES: dict[str, tuple[int, int, str]] = {
+    "DelaySeconds": (0, MAX_DELAY_SECONDS, "DelaySeconds must be >= 0 and <= {highest}."),
+    "VisibilityTimeout": (0, MAX_VISIBILITY_TIMEOUT, "Must be >= 0 and <= {highest}, if provided."),
+    "MaxNumberOfMessages": (1, MAX_NUMBER_OF_MESSAGES, "Must be between 1 and {highest}, if provided."),
+    "WaitTimeSeconds": (0, MAX_WAIT_TIME_SECONDS, "Must be >= 0 and <= {highest}, if provided."),
+}
 
-def validate_delay_seconds(value: int) -> None:
-    if not 0 <= value <= MAX_DELAY_SECONDS:
+
+def validate_in_range(parameter: str, value: int) -> None:
+    """InvalidParameterValue, in SQS's words, unless `value` is within the parameter's range."""
+    lowest, highest, reason = _RANGES[parameter]
+    if not lowest <= value <= highest:
         raise InvalidParameterValue(
-            f"Value {value} for parameter DelaySeconds is invalid. Reason: DelaySeconds must be"
-            f" >= 0 and <= {MAX_DELAY_SECONDS}."
+            f"Value {value} for parameter {parameter} is invalid. Reason: "
+            + reason.format(highest=highest)
         )
 
 
-def validate_visibility_timeout(value: int) -> None:
-    if not 0 <= value <= MAX_VISIBILITY_TIMEOUT:
-        raise InvalidParameterValue(
-            f"Value {value} for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 and"
-            f" <= {MAX_VISIBILITY_TIMEOUT}, if provided."
-        )
-
-
-def validate_max_number_of_messages(value: int) -> None:
-    if not 1 <= value <= MAX_NUMBER_OF_MESSAGES:
-        raise InvalidParameterValue(
-            f"Value {value} for parameter MaxNumberOfMessages is invalid. Reason: Must be between"
-            f" 1 and {MAX_NUMBER_OF_MESSAGES}, if provided."
-        )
-
-
-def validate_wait_time_seconds(value: int) -> None:
-    if not 0 <= value <= MAX_WAIT_TIME_SECONDS:
-        raise InvalidParameterValue(
-            f"Value {value} for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and"
-            f" <= {MAX_WAIT_TIME_SECONDS}, if provided."
-        )
+validate_delay_seconds = functools.partial(validate_in_range, "DelaySeconds")
+validate_visibility_timeout = functools.partial(validate_in_range, "VisibilityTimeout")
+validate_max_number_of_messages = functools.partial(validate_in_range, "MaxNumberOfMessages")
+validate_wait_time_seconds = functools.partial(validate_in_range, "WaitTimeSeconds")
