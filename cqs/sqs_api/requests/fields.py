@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol, Self, TypeVar
 
 from cqs.domain.errors import InvalidParameterValue, MissingParameter
@@ -38,6 +38,7 @@ class ActionRequest(Protocol):
 
 
 AnyRequest = TypeVar("AnyRequest", bound=ActionRequest)
+Member = TypeVar("Member")  # what a field reader returns
 
 
 def missing_parameter(name: str) -> MissingParameter:
@@ -249,12 +250,6 @@ def json_system_attribute_names(body: JsonBody) -> tuple[str, ...]:
     return tuple(dict.fromkeys(legacy + current))
 
 
-def json_required_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
-    if body.get(name) is None:
-        raise missing_parameter(name)
-    return json_str_list(body, name)
-
-
 def json_str_map(body: JsonBody, name: str) -> dict[str, str]:
     value = body.get(name)
     if value is None:
@@ -262,12 +257,6 @@ def json_str_map(body: JsonBody, name: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
         raise _wrong_type(name, "a map of strings")
     return dict(value)
-
-
-def json_required_str_map(body: JsonBody, name: str) -> dict[str, str]:
-    if body.get(name) is None:
-        raise missing_parameter(name)
-    return json_str_map(body, name)
 
 
 def _json_object(value: object, name: str) -> JsonBody:
@@ -285,10 +274,20 @@ def json_objects(body: JsonBody, name: str) -> list[JsonBody]:
     return [_json_object(item, name) for item in value]
 
 
-def json_required_objects(body: JsonBody, name: str) -> list[JsonBody]:
-    if body.get(name) is None:
-        raise missing_parameter(name)
-    return json_objects(body, name)
+def _json_required(read: Callable[[JsonBody, str], Member]) -> Callable[[JsonBody, str], Member]:
+    """`read` for a member the request must name: null counts as absent, `[]` or `{}` not."""
+
+    def read_required(body: JsonBody, name: str) -> Member:
+        if body.get(name) is None:
+            raise missing_parameter(name)
+        return read(body, name)
+
+    return read_required
+
+
+json_required_str_list = _json_required(json_str_list)
+json_required_str_map = _json_required(json_str_map)
+json_required_objects = _json_required(json_objects)
 
 
 def json_message_attributes(body: JsonBody, name: str) -> dict[str, MessageAttributeValue]:
