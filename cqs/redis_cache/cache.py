@@ -255,17 +255,10 @@ class RedisMessageCache:
         max_receive_count: int,
         attempt_id: str | None,
     ) -> ReceiveOutcome | None:
-        count = max(0, min(max_count, len(nonces)))
-        reply = await self._script(
-            queue,
-            "receive_fifo",
-            [
-                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, self._channel(queue),
-                max(0, max_receive_count), attempt_id or "", RECEIVE_ATTEMPT_MS,
-                *nonces[:count],
-            ],
+        return await self._receive(
+            queue, "receive_fifo", (now_ms, visibility_timeout_ms, retention_ms), max_count,
+            nonces, max_receive_count, attempt_id or "", RECEIVE_ATTEMPT_MS,
         )
-        return decode_receive(reply)
 
     # --- arrivals (`arrivals.py`) ---------------------------------------------------------
 
@@ -298,13 +291,25 @@ class RedisMessageCache:
         nonces: Sequence[str],
         max_receive_count: int = 0,
     ) -> ReceiveOutcome | None:
+        return await self._receive(
+            queue, "receive", (now_ms, visibility_timeout_ms, retention_ms), max_count, nonces,
+            max_receive_count,
+        )
+
+    async def _receive(
+        self, queue: QueueIdentity, script: str, times_ms: tuple[int, int, int],
+        max_count: int, nonces: Sequence[str], max_receive_count: int, *own_args: str | int,
+    ) -> ReceiveOutcome | None:
+        """Run a receive script. Both take the same ARGV[1..7] (`times_ms`: now, visibility
+        timeout and retention; then the count, the queue, its arrivals channel and the max
+        receive count), then `own_args`, then one receipt nonce per message to hand out."""
         count = max(0, min(max_count, len(nonces)))
         reply = await self._script(
             queue,
-            "receive",
+            script,
             [
-                now_ms, visibility_timeout_ms, retention_ms, count, queue.key, self._channel(queue),
-                max(0, max_receive_count), *nonces[:count],
+                *times_ms, count, queue.key, self._channel(queue), max(0, max_receive_count),
+                *own_args, *nonces[:count],
             ],
         )
         return decode_receive(reply)

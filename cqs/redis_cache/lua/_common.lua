@@ -10,6 +10,14 @@
 -- set of ids scored by sequence number, where a standard queue's is a list in send order.
 local IS_FIFO = string.sub(KEYS[1], -12) == '.fifo}:state'
 
+-- The arguments both receive scripts take first (ARGV[1..7], in their headers): now,
+-- visibility timeout, retention and max count as numbers, the queue name, and the max
+-- receive count of its RedrivePolicy (0 = none). ARGV[6], the arrivals channel, stays text.
+local function receive_arguments()
+  return tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5],
+    tonumber(ARGV[7])
+end
+
 -- Milliseconds as an integer string (Lua would print large numbers in %.14g).
 local function ms(value)
   return string.format('%d', value)

@@ -22,12 +22,7 @@
 if redis.call('GET', KEYS[1]) ~= 'ready' then
   return false
 end
-local now = tonumber(ARGV[1])
-local timeout = tonumber(ARGV[2])
-local retention = tonumber(ARGV[3])
-local max_count = tonumber(ARGV[4])
-local queue = ARGV[5]
-local max_receives = tonumber(ARGV[7])
+local now, timeout, retention, max_count, queue, max_receives = receive_arguments()
 local moved = move_due(ARGV[1], 1000)
 if moved > 0 then
   rescore_due(queue)
@@ -66,14 +61,8 @@ while delivered < max_count and skip_budget > 0 do
   end
 end
 
-if #still_visible > 0 then
-  -- pushed back only now, so this call does not pop them twice; first delivered at the head
-  local reversed = {}
-  for index = #still_visible, 1, -1 do
-    reversed[#reversed + 1] = still_visible[index]
-  end
-  redis.call('LPUSH', KEYS[2], unpack(reversed))
-end
+-- pushed back only now, so this call does not pop them twice; first delivered at the head
+push_visible(still_visible, true)
 if delivered > 0 and timeout > 0 then
   note_due(ms(now + timeout), queue)
 end

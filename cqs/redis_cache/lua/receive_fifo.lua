@@ -28,12 +28,7 @@
 if redis.call('GET', KEYS[1]) ~= 'ready' then
   return false
 end
-local now = tonumber(ARGV[1])
-local timeout = tonumber(ARGV[2])
-local retention = tonumber(ARGV[3])
-local max_count = tonumber(ARGV[4])
-local queue = ARGV[5]
-local max_receives = tonumber(ARGV[7])
+local now, timeout, retention, max_count, queue, max_receives = receive_arguments()
 local attempt = ARGV[8]
 
 if attempt ~= '' then
