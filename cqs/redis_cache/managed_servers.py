@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -53,13 +54,8 @@ from cqs.redis_cache.topology import RedisTopology, TopologyKind
 CLUSTER_ATTEMPTS = 2
 
 
-class ClusterServer(RedisServer):
-    """A whole Redis Cluster as one server of the pool."""
-
-    # A slot without a primary (failover under way), a multi-key script meeting a slot in
-    # migration (TRYAGAIN) after the client's retries: the cluster is up but cannot take
-    # the call now; the service serves from Cassandra and refills the queue's cache.
-    refusing = (*RedisServer.refusing, ClusterError, RedisClusterException, TryAgainError)
+class _TopologyServer(RedisServer):
+    """A cluster or Sentinel topology as one server of the pool, named by the topology."""
 
     def __init__(
         self,
@@ -69,11 +65,20 @@ class ClusterServer(RedisServer):
         observe: BackendObserver | None = None,
         observe_pool: PoolObserver | None = None,
     ) -> None:
-        self._topology = topology
+        self._topology = topology  # before the clients: `_new_client` reads it
         super().__init__(
             topology.label, limits, observe=observe, observe_pool=observe_pool,
             label=topology.label,
         )
+
+
+class ClusterServer(_TopologyServer):
+    """A whole Redis Cluster as one server of the pool."""
+
+    # A slot without a primary (failover under way), a multi-key script meeting a slot in
+    # migration (TRYAGAIN) after the client's retries: the cluster is up but cannot take
+    # the call now; the service serves from Cassandra and refills the queue's cache.
+    refusing = (*RedisServer.refusing, ClusterError, RedisClusterException, TryAgainError)
 
     def _new_client(self, *, max_connections: int | None, socket_timeout: float | None = None) -> Redis:
         cluster = RedisCluster(
@@ -172,29 +177,19 @@ class ClusterServer(RedisServer):
         await self.feed_client.aclose()
 
 
-class SentinelServer(RedisServer):
+class SentinelServer(_TopologyServer):
     """The primary that the Sentinels of `topology` name, whichever server that is now."""
 
-    def __init__(
-        self,
-        topology: RedisTopology,
-        limits: ServerLimits,
-        *,
-        observe: BackendObserver | None = None,
-        observe_pool: PoolObserver | None = None,
-    ) -> None:
-        self._topology = topology
-        self._sentinel = Sentinel(  # type: ignore[no-untyped-call]
-            list(topology.nodes),
+    @functools.cached_property
+    def _sentinel(self) -> Sentinel:
+        """The Sentinels' client, made with the first client (while the server is built)."""
+        return Sentinel(  # type: ignore[no-untyped-call]
+            list(self._topology.nodes),
             sentinel_kwargs={
-                "socket_timeout": limits.socket_timeout,
-                "socket_connect_timeout": limits.connect_timeout,
+                "socket_timeout": self._limits.socket_timeout,
+                "socket_connect_timeout": self._limits.connect_timeout,
                 "decode_responses": True,
             },
-        )
-        super().__init__(
-            topology.label, limits, observe=observe, observe_pool=observe_pool,
-            label=topology.label,
         )
 
     def _new_client(self, *, max_connections: int | None, socket_timeout: float | None = None) -> Redis:
