@@ -188,12 +188,7 @@ class QueueKeys:
         """
         return [
             self.state,
-            self.visible,
-            self.payload,
-            self.receipt,
-            self.inflight,
-            self.delayed,
-            self.fill_deleted,
+            *self._message_keys_of_every_queue(),  # KEYS[2..7]
             self.own_due if clustered else DUE_KEY,
             self.listening,
             self.store_deletes,
@@ -209,6 +204,10 @@ class QueueKeys:
 
     def message_keys(self) -> list[str]:
         """The keys that hold the cached messages (dropped with the queue's cache)."""
+        return [*self._message_keys_of_every_queue(), self.fifo, self.group_locks]
+
+    def _message_keys_of_every_queue(self) -> list[str]:
+        """The message keys a standard queue has too, in script order (KEYS[2..7])."""
         return [
             self.visible,
             self.payload,
@@ -216,8 +215,6 @@ class QueueKeys:
             self.inflight,
             self.delayed,
             self.fill_deleted,
-            self.fifo,
-            self.group_locks,
         ]
 
 
