@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from cqs.domain import arns, checksums
 from cqs.domain.dead_letter_policy import read_task_handle, task_handle
 from cqs.domain.errors import InvalidParameterValue, ResourceNotFound
 from cqs.domain.model import (
     BatchFailure,
+    BatchResult,
     Caller,
     MessageAttributeValue,
     MessageMoveTask,
@@ -60,6 +62,8 @@ from cqs.sqs_api.requests import (
 from cqs.sqs_api.urls import queue_address_from_url, queue_url
 
 TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader"  # the X-Ray message system attribute
+
+Outcome = TypeVar("Outcome")  # what a batch action keeps of each successful entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,18 @@ def _failure(failure: BatchFailure) -> WireResult:
         "SenderFault": wire.sender_fault,
         "Code": wire.query_code,
         "Message": client_message(failure.error),
+    }
+
+
+def _batch_answer(
+    batch: BatchResult[Outcome], members: Callable[[Outcome], WireResult] = lambda _: {}
+) -> WireResult:
+    """A batch action's answer: each success by its entry id (plus the `members` of its
+    result), each failure with its error."""
+    return {
+        "Successful": [{"Id": entry_id, **members(result)}
+                       for entry_id, result in batch.successful] or None,
+        "Failed": [_failure(failure) for failure in batch.failed] or None,
     }
 
 
@@ -265,11 +281,7 @@ async def send_message_batch(service: QueueService, call: ApiCall) -> WireResult
         await call.queue(request.queue_url),
         [(entry_id, _traced(message, call.trace_header)) for entry_id, message in request.entries],
     )
-    return {
-        "Successful": [{"Id": entry_id, **_send_result(result)}
-                       for entry_id, result in batch.successful] or None,
-        "Failed": [_failure(failure) for failure in batch.failed] or None,
-    }
+    return _batch_answer(batch, _send_result)
 
 
 async def receive_message(service: QueueService, call: ApiCall) -> WireResult | None:
@@ -291,10 +303,7 @@ async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResu
     batch = await service.delete_message_batch(
         await call.queue(request.queue_url), request.entries
     )
-    return {
-        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful] or None,
-        "Failed": [_failure(failure) for failure in batch.failed] or None,
-    }
+    return _batch_answer(batch)
 
 
 async def change_message_visibility(service: QueueService, call: ApiCall) -> WireResult | None:
@@ -312,10 +321,7 @@ async def change_message_visibility_batch(
     batch = await service.change_message_visibility_batch(
         await call.queue(request.queue_url), request.entries
     )
-    return {
-        "Successful": [{"Id": entry_id} for entry_id, _ in batch.successful] or None,
-        "Failed": [_failure(failure) for failure in batch.failed] or None,
-    }
+    return _batch_answer(batch)
 
 
 # --- dead-letter queues, move tasks and permissions -----------------------------------------
