@@ -1,15 +1,20 @@
-"""cqs side by side with LocalStack and the floor: throughput and server CPU per message.
+"""cqs side by side with its peers (the floor, LocalStack, ElasticMQ, moto): throughput, server
+CPU per message and call latency.
 
 One run measures, one after another on the same machine and with the same clients and
-parameters, the servers of `--servers` (default: floor, localstack, cqs, cqs2):
+parameters, the servers of `--servers` (default: floor, localstack, elasticmq, moto, cqs,
+cqs2):
 
 - floor: benchmarks/floor_server.py, a minimal in-memory aiohttp SQS server (the cost floor
   of a Python SQS server);
 - localstack: LocalStack in host mode, no Docker (install it with
   benchmarks/install_localstack; `--localstack-python` points elsewhere);
+- elasticmq: ElasticMQ, a JVM server in memory, from its Maven Central jars with a generated
+  elasticmq.conf (install it with benchmarks/install_elasticmq);
+- moto: moto's server mode (install it with benchmarks/install_moto);
 - cqs: one `cqs serve` process; cqs2: `cqs serve --workers 2`; each over a fresh embedded
-  Redis and a fresh embedded Cassandra, every message written to Cassandra before the answer;
-- moto (not by default): moto's server mode, if `pip install 'moto[server]'` was done.
+  Redis and a fresh embedded Cassandra, every message written to Cassandra before the answer.
+A peer that is not installed is a usage error that names its installer.
 
 Each server gets sqs_throughput.py's scenarios (`measure`: boto3 client processes, every
 message id checked by a DeliveryLedger, each queue drained and checked after its last
@@ -23,13 +28,15 @@ For each scenario and server the table gives messages per second (over the clien
 window: first call sent to last message moved), the server's CPU milliseconds per message
 (its processes and their children, from /proc, over the whole scenario; for cqs split
 into the API process(es), Redis and the Cassandra JVM), each as a ratio to LocalStack's
-and to the floor's, and the queue's verdict: sent, received, lost, early duplicates and
+and to the floor's (CPU also to ElasticMQ's), the p50 and p99 latency of the clients'
+calls, and the queue's verdict: sent, received, lost, early duplicates and
 deliveries after delete. A row whose queue lost a message or delivered one unexpectedly
 is "not a result" (struck out, no ratios) and the script exits 1. `--write-docs`
 regenerates the section of docs/performance.md between its markers.
 
     python benchmarks/peer_throughput.py --messages 20000 --seconds 120 --write-docs
     python benchmarks/peer_throughput.py --messages 500 --clients 2 --servers floor,localstack
+    python benchmarks/peer_throughput.py --messages 300 --clients 2 --servers floor,elasticmq
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ from sqs_throughput import (  # noqa: E402
     check_options_command,
     measure,
     options_from,
+    percentile,
 )
 
 from benchmarks.harness import peer_servers as servers  # noqa: E402
@@ -65,7 +73,7 @@ from benchmarks.harness.report import DocSection, load_average_span, system_summ
 
 SECTION = DocSection(DOC, "peer_throughput", "Performance")
 SERVERS = tuple(servers.STARTERS)
-DEFAULT_SERVERS = "floor,localstack,cqs,cqs2"
+DEFAULT_SERVERS = "floor,localstack,elasticmq,moto,cqs,cqs2"
 DEFAULT_SCENARIOS = "send,batch,mixed"  # the floor has no FIFO queues
 PHASES = {  # measure's phase -> the table's scenario
     "send": "send (SendMessage)",
@@ -104,6 +112,7 @@ class Cell:
     check: QueueCheck | None
     errors: int
     parts_shown: bool  # more than one part (cqs): the split goes in the table
+    latencies_ms: list[float] = field(default_factory=list)  # every client call of the phase
 
     @property
     def clean(self) -> bool:
@@ -116,6 +125,9 @@ class Cell:
     def cpu_ms(self, part: str | None = None) -> float:
         used = sum(self.cpu.values()) if part is None else self.cpu[part]
         return used * 1000 / self.messages if self.messages else 0.0
+
+    def latency_ms(self, fraction: float) -> float:
+        return percentile(self.latencies_ms, fraction)
 
 
 @dataclass
@@ -139,7 +151,7 @@ class ServerRun:
             self.cells.append(Cell(
                 self.target.name, phase, messages, window.active_seconds,
                 self.cpu.get(phase, {}), rows[0].check, window.errors,
-                len(self.target.parts) > 1,
+                len(self.target.parts) > 1, window.latencies_ms,
             ))
 
 
@@ -153,15 +165,17 @@ def ratio(value: float, reference: Cell | None, cell: Cell, of: Callable[[Cell],
 def table_lines(runs: list[ServerRun]) -> list[str]:
     lines = [
         "| scenario | server | msg/s | msg/s × LocalStack | msg/s × floor | server CPU ms/msg | "
-        "CPU × LocalStack | CPU × floor | CPU ms/msg by part | messages | queue: sent / "
-        "received | **lost** | **early duplicates** | **after delete** | errors |",
+        "CPU × LocalStack | CPU × ElasticMQ | CPU × floor | CPU ms/msg by part | "
+        "call p50 / p99 ms | messages | queue: sent / received | **lost** | "
+        "**early duplicates** | **after delete** | errors |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-        "| --- |",
+        "| --- | --- | --- |",
     ]
     for phase, label in PHASES.items():
         cells = [cell for run in runs for cell in run.cells if cell.phase == phase]
         by_name = {cell.server: cell for cell in cells}
-        localstack, floor = by_name.get("LocalStack"), by_name.get("floor")
+        localstack, elasticmq = by_name.get("LocalStack"), by_name.get("ElasticMQ")
+        floor = by_name.get("floor")
         for cell in cells:
             rate = f"{cell.rate:,.0f}"
             if not cell.clean:
@@ -181,8 +195,10 @@ def table_lines(runs: list[ServerRun]) -> list[str]:
                 ratio(cell.rate, floor, cell, lambda c: c.rate),
                 f"{cpu:.2f}",
                 ratio(cpu, localstack, cell, lambda c: c.cpu_ms()),
+                ratio(cpu, elasticmq, cell, lambda c: c.cpu_ms()),
                 ratio(cpu, floor, cell, lambda c: c.cpu_ms()),
                 split if cell.parts_shown else "—",
+                f"{cell.latency_ms(0.50):.2f} / {cell.latency_ms(0.99):.2f}",
                 f"{cell.messages:,}", *counts, str(cell.errors),
             ]) + " |")
     return lines
@@ -200,8 +216,11 @@ def report(runs: list[ServerRun], heading: str) -> str:
         "of the server's processes and their children, read from /proc before and after the "
         "scenario (start-up and the closing empty receives included), per message of the "
         "scenario; for cqs the API process(es), Redis and the Cassandra JVM, each with its "
-        "own line in the split. × LocalStack and × floor: this row's figure divided by that "
-        "server's in the same scenario (for msg/s higher is better, for CPU lower is better). "
+        "own line in the split. × LocalStack, × ElasticMQ and × floor: this row's figure "
+        "divided by that server's in the same scenario (for msg/s higher is better, for CPU "
+        "lower is better). Call p50 / p99: the latency of every client call of the scenario "
+        "(a send, a batch, a receive or a delete batch; in mixed, the producers' and the "
+        "consumers' calls together), request sent to answer read, under this load. "
         "Mixed: the messages the consumers received and deleted; the producers sent the same "
         "messages in the same phase, so the CPU is per message sent, received and deleted.",
         "",
