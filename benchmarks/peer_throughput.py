@@ -29,7 +29,7 @@ window: first call sent to last message moved), the server's CPU milliseconds pe
 (its processes and their children, from /proc, over the whole scenario; for cqs split
 into the API process(es), Redis and the Cassandra JVM), each as a ratio to LocalStack's
 and to the floor's (CPU also to ElasticMQ's), the p50 and p99 latency of the clients'
-calls, and the queue's verdict: sent, received, lost, early duplicates and
+calls that moved messages, and the queue's verdict: sent, received, lost, early duplicates and
 deliveries after delete. A row whose queue lost a message or delivered one unexpectedly
 is "not a result" (struck out, no ratios) and the script exits 1. `--write-docs`
 regenerates the section of docs/performance.md between its markers.
@@ -112,7 +112,7 @@ class Cell:
     check: QueueCheck | None
     errors: int
     parts_shown: bool  # more than one part (cqs): the split goes in the table
-    latencies_ms: list[float] = field(default_factory=list)  # every client call of the phase
+    latencies_ms: list[float] = field(default_factory=list)  # the phase's calls that moved messages
 
     @property
     def clean(self) -> bool:
@@ -151,7 +151,7 @@ class ServerRun:
             self.cells.append(Cell(
                 self.target.name, phase, messages, window.active_seconds,
                 self.cpu.get(phase, {}), rows[0].check, window.errors,
-                len(self.target.parts) > 1, window.latencies_ms,
+                len(self.target.parts) > 1, window.moved_latencies_ms,
             ))
 
 
@@ -166,7 +166,7 @@ def table_lines(runs: list[ServerRun]) -> list[str]:
     lines = [
         "| scenario | server | msg/s | msg/s × LocalStack | msg/s × floor | server CPU ms/msg | "
         "CPU × LocalStack | CPU × ElasticMQ | CPU × floor | CPU ms/msg by part | "
-        "call p50 / p99 ms | messages | queue: sent / received | **lost** | "
+        "p50 / p99 ms of a call | messages | queue: sent / received | **lost** | "
         "**early duplicates** | **after delete** | errors |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
         "| --- | --- | --- |",
@@ -218,9 +218,11 @@ def report(runs: list[ServerRun], heading: str) -> str:
         "scenario; for cqs the API process(es), Redis and the Cassandra JVM, each with its "
         "own line in the split. × LocalStack, × ElasticMQ and × floor: this row's figure "
         "divided by that server's in the same scenario (for msg/s higher is better, for CPU "
-        "lower is better). Call p50 / p99: the latency of every client call of the scenario "
-        "(a send, a batch, a receive or a delete batch; in mixed, the producers' and the "
-        "consumers' calls together), request sent to answer read, under this load. "
+        "lower is better). p50 / p99 of a call: from request sent to answer read, under "
+        "this load, over the scenario's calls that moved messages (a SendMessage, a "
+        "SendMessageBatch, or a ReceiveMessage together with the DeleteMessageBatch of what it "
+        "received; in mixed, the producers' and the consumers' calls together); an empty "
+        "receive, which waits out its long poll, is left out. "
         "Mixed: the messages the consumers received and deleted; the producers sent the same "
         "messages in the same phase, so the CPU is per message sent, received and deleted.",
         "",
