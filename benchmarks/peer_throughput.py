@@ -113,10 +113,18 @@ class Cell:
     errors: int
     parts_shown: bool  # more than one part (cqs): the split goes in the table
     latencies_ms: list[float] = field(default_factory=list)  # the phase's calls that moved messages
+    warmup_problems: str = ""  # what the server's warm-up queues lost or duplicated
 
     @property
     def clean(self) -> bool:
-        return self.check is not None and self.check.clean
+        return self.check is not None and self.check.clean and not self.warmup_problems
+
+    def problems(self) -> str:
+        """Why this cell is not a result ("" when it is)."""
+        found = [self.check.problems() if self.check else "its queue was not checked"]
+        if self.warmup_problems:
+            found.append(f"its warm-up: {self.warmup_problems}")
+        return "; ".join(problem for problem in found if problem)
 
     @property
     def rate(self) -> float:
@@ -136,6 +144,7 @@ class ServerRun:
     rows: list[Row]
     cpu: dict[str, dict[str, float]]
     seconds: float
+    warmup_problems: str = ""
     cells: list[Cell] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -151,7 +160,7 @@ class ServerRun:
             self.cells.append(Cell(
                 self.target.name, phase, messages, window.active_seconds,
                 self.cpu.get(phase, {}), rows[0].check, window.errors,
-                len(self.target.parts) > 1, window.moved_latencies_ms,
+                len(self.target.parts) > 1, window.moved_latencies_ms, self.warmup_problems,
             ))
 
 
@@ -179,8 +188,7 @@ def table_lines(runs: list[ServerRun]) -> list[str]:
         for cell in cells:
             rate = f"{cell.rate:,.0f}"
             if not cell.clean:
-                problems = cell.check.problems() if cell.check else "queue not checked"
-                rate = f"~~{rate}~~ **not a result: {problems}**"
+                rate = f"~~{rate}~~ **not a result: {cell.problems()}**"
             cpu = cell.cpu_ms()
             split = " / ".join(f"{part} {cell.cpu_ms(part):.2f}" for part in cell.cpu)
             verdict = cell.check.verdict if cell.check else None
@@ -235,21 +243,22 @@ def report(runs: list[ServerRun], heading: str) -> str:
         *([
             "",
             "**Not a result** (messages lost or delivered unexpectedly): "
-            + "; ".join(f"{cell.server}, {PHASES[cell.phase]}: "
-                        f"{cell.check.problems() if cell.check else 'not checked'}"
+            + "; ".join(f"{cell.server}, {PHASES[cell.phase]}: {cell.problems()}"
                         for cell in failed) + ".",
         ] if failed else []),
     ])
 
 
-def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> None:
+def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> str:
     """Untimed runs of the send and batch scenarios on queues of their own, so every
     server (the Cassandra JVM's JIT most of all) is measured warm; their queues are still
-    checked, and a warm-up that loses a message stops the run."""
+    checked. Returns what they lost or duplicated ("" when nothing): a server whose warm-up
+    did has no result in this run, and the run goes on to the next server."""
     print(f"   warm-up: {messages:,} messages through send and batch (untimed)", flush=True)
     rows = measure(endpoint, seconds, clients, Options(groups=("send", "batch"), messages=messages))
-    if not all(row.check is not None and row.check.clean for row in rows):
-        raise SystemExit("the warm-up lost or duplicated messages: no result")
+    problems = {row.check.problems() if row.check else "a queue was not checked"
+                for row in rows if row.check is None or not row.check.clean}
+    return "; ".join(sorted(problems))
 
 
 def main() -> int:
@@ -278,12 +287,15 @@ def main() -> int:
             server_started = time.monotonic()
             print(f"== {name}", flush=True)
             with servers.started(name, Path(work), args.localstack_python) as target:
+                warmup_problems = ""
                 if args.warmup_messages > 0:
-                    warm_up(target.endpoint, args.seconds, args.clients, args.warmup_messages)
+                    warmup_problems = warm_up(target.endpoint, args.seconds, args.clients,
+                                              args.warmup_messages)
                 meter = CpuMeter(target)
                 rows = measure(target.endpoint, args.seconds, args.clients, options,
                                meter.around)
-            runs.append(ServerRun(target, rows, meter.phases, time.monotonic() - server_started))
+            runs.append(ServerRun(target, rows, meter.phases, time.monotonic() - server_started,
+                                  warmup_problems))
             print(f"== {name}: {runs[-1].seconds:.0f} s with start and stop", flush=True)
     minutes = (time.monotonic() - started) / 60
     command = " ".join([
@@ -310,8 +322,7 @@ def main() -> int:
     for run in runs:
         for cell in run.cells:
             if not cell.clean:
-                problems = cell.check.problems() if cell.check else "its queue was not checked"
-                print(f"NOT A RESULT: {cell.server}, {PHASES[cell.phase]}: {problems}",
+                print(f"NOT A RESULT: {cell.server}, {PHASES[cell.phase]}: {cell.problems()}",
                       file=sys.stderr)
     if args.write_docs:
         SECTION.write(text)
