@@ -251,7 +251,7 @@ def report(runs: list[ServerRun], heading: str) -> str:
 
 def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> str:
     """Untimed runs of the send and batch scenarios on queues of their own, so every
-    server (the Cassandra JVM's JIT most of all) is measured warm; their queues are still
+    server (the JVMs' JIT most of all: Cassandra's, ElasticMQ's) is measured warm; their queues are still
     checked. Returns what they lost or duplicated ("" when nothing): a server whose warm-up
     did has no result in this run, and the run goes on to the next server."""
     print(f"   warm-up: {messages:,} messages through send and batch (untimed)", flush=True)
@@ -313,7 +313,8 @@ def main() -> int:
         "the servers) and at most "
         f"{args.messages:,} messages per scenario, after an untimed warm-up of "
         f"{args.warmup_messages:,} messages through the send and batch scenarios on each "
-        "server (so the Cassandra JVM is measured after its JIT warmed up). It took "
+        "server (so the JVMs, Cassandra's and ElasticMQ's, are measured after their JIT "
+        "warmed up). It took "
         f"{minutes:.1f} minutes; {load_average_span()}. Command: `{command}`.",
         "",
         *[f"- {run.target.name}: {run.target.description}" for run in runs],
