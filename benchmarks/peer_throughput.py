@@ -251,8 +251,8 @@ def report(runs: list[ServerRun], heading: str) -> str:
 
 def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> str:
     """Untimed runs of the send and batch scenarios on queues of their own, so every
-    server (the JVMs' JIT most of all: Cassandra's, ElasticMQ's) is measured warm; their queues are still
-    checked. Returns what they lost or duplicated ("" when nothing): a server whose warm-up
+    server (the JIT of the JVMs, Cassandra's and ElasticMQ's, most of all) is measured
+    warm; their queues are still checked. Returns what they lost or duplicated ("" when nothing): a server whose warm-up
     did has no result in this run, and the run goes on to the next server."""
     print(f"   warm-up: {messages:,} messages through send and batch (untimed)", flush=True)
     rows = measure(endpoint, seconds, clients, Options(groups=("send", "batch"), messages=messages))

@@ -103,20 +103,29 @@ def clean_environment() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def floor(work: Path) -> Iterator[Target]:
-    port = free_port()
-    log = work / "floor.log"
+def one_process(name: str, command: list[str], port: int, log: Path, cwd: Path,
+                description: str, env: dict[str, str] | None = None) -> Iterator[Target]:
+    """A server that is one process (with its children) answering SQS on `port`: started
+    with its output in `log`, waited for until it answers ListQueues, yielded as the
+    Target `name` with one CPU part ("server"), stopped on the way out."""
     process = subprocess.Popen(
-        [sys.executable, str(BENCHMARKS / "floor_server.py"), "--port", str(port)],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT,
+        command, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=cwd, env=env,
     )  # fmt: skip
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        wait_until_answering(endpoint, process, log, "the floor server")
-        yield Target("floor", endpoint, "benchmarks/floor_server.py, one aiohttp process on "
-                     "uvloop, in memory, JSON protocol only", {"server": process.pid})
+        wait_until_answering(endpoint, process, log, name)
+        yield Target(name, endpoint, description, {"server": process.pid})
     finally:
         stop(process)
+
+
+def floor(work: Path) -> AbstractContextManager[Target]:
+    port = free_port()
+    return one_process(
+        "floor", [sys.executable, str(BENCHMARKS / "floor_server.py"), "--port", str(port)],
+        port, work / "floor.log", ROOT, "benchmarks/floor_server.py, one aiohttp process on "
+        "uvloop, in memory, JSON protocol only",
+    )
 
 
 def installed_version(python: Path, distribution: str) -> str:
@@ -128,8 +137,7 @@ def installed_version(python: Path, distribution: str) -> str:
     ).stdout.strip()
 
 
-@contextlib.contextmanager
-def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> Iterator[Target]:
+def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> AbstractContextManager[Target]:
     if not python.exists():
         raise RuntimeError(f"LocalStack is not installed ({python}): run "
                            "benchmarks/install_localstack first, or leave it out of --servers")
@@ -146,19 +154,11 @@ def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> Iterator[Target]
         "FILESYSTEM_ROOT": str(scratch / "fs"), "HOME": str(scratch / "home"),
         "TMPDIR": str(scratch / "tmp"),
     }
-    log = work / "localstack.log"
-    process = subprocess.Popen(
-        [str(python), "-m", "localstack.runtime.main"],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=scratch, env=env,
-    )  # fmt: skip
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_answering(endpoint, process, log, "LocalStack")
-        yield Target("LocalStack", endpoint, f"LocalStack {version} in host mode (no Docker), "
-                     f"Python {python_version}, SERVICES=sqs, in memory, its default logging",
-                     {"server": process.pid})
-    finally:
-        stop(process)
+    return one_process(
+        "LocalStack", [str(python), "-m", "localstack.runtime.main"], port,
+        work / "localstack.log", scratch, f"LocalStack {version} in host mode (no Docker), "
+        f"Python {python_version}, SERVICES=sqs, in memory, its default logging", env,
+    )
 
 
 @contextlib.contextmanager
@@ -188,8 +188,7 @@ def cqs(work: Path, workers: int = 1) -> Iterator[Target]:
         cassandra.stop()
 
 
-@contextlib.contextmanager
-def elasticmq(work: Path) -> Iterator[Target]:
+def elasticmq(work: Path) -> AbstractContextManager[Target]:
     """ElasticMQ from its installed jars, on a free loopback port, in memory."""
     try:
         jars = elasticmq_install.installed_classpath()
@@ -200,44 +199,28 @@ def elasticmq(work: Path) -> Iterator[Target]:
     scratch.mkdir(parents=True, exist_ok=True)
     config = scratch / "elasticmq.conf"
     config.write_text(elasticmq_install.config_text(port))
-    log = work / "elasticmq.log"
-    process = subprocess.Popen(
-        elasticmq_install.server_command("java", jars, config),
-        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=scratch, env=clean_environment(),
-    )  # fmt: skip
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_answering(endpoint, process, log, "ElasticMQ")
-        yield Target("ElasticMQ", endpoint, f"ElasticMQ {elasticmq_install.ELASTICMQ_VERSION} "
-                     f"({elasticmq_install.GROUP}:{elasticmq_install.SERVER_ARTIFACT} from Maven "
-                     f"Central, its own main class), {java_version()} with the JVM's default "
-                     "options, in memory (no persistence), its default logging",
-                     {"server": process.pid})
-    finally:
-        stop(process)
+    return one_process(
+        "ElasticMQ", elasticmq_install.server_command("java", jars, config), port,
+        work / "elasticmq.log", scratch, f"ElasticMQ {elasticmq_install.ELASTICMQ_VERSION} "
+        f"({elasticmq_install.GROUP}:{elasticmq_install.SERVER_ARTIFACT} from Maven Central, "
+        f"its own main class), {java_version()} with the JVM's default options, in memory "
+        "(no persistence), its default logging", clean_environment(),
+    )
 
 
-@contextlib.contextmanager
-def moto(work: Path, python: Path = MOTO_PYTHON) -> Iterator[Target]:
+def moto(work: Path, python: Path = MOTO_PYTHON) -> AbstractContextManager[Target]:
     """moto's server mode from the venv benchmarks/install_moto made."""
     if not python.exists():
         raise RuntimeError(f"moto's server is not installed ({python}): run "
                            "benchmarks/install_moto first, or leave it out of --servers")
     version, python_version = installed_version(python, "moto").split()
     port = free_port()
-    log = work / "moto.log"
-    process = subprocess.Popen(
-        [str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=work, env=clean_environment(),
-    )  # fmt: skip
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_answering(endpoint, process, log, "moto's server")
-        yield Target("moto", endpoint, f"moto {version} server mode (`python -m moto.server`, "
-                     f"Flask/Werkzeug, threaded), Python {python_version}, one process, in "
-                     "memory, its default logging", {"server": process.pid})
-    finally:
-        stop(process)
+    return one_process(
+        "moto", [str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], port,
+        work / "moto.log", work, f"moto {version} server mode (`python -m moto.server`, "
+        f"Flask/Werkzeug, threaded), Python {python_version}, one process, in memory, its "
+        "default logging", clean_environment(),
+    )
 
 
 STARTERS: dict[str, Callable[[Path], AbstractContextManager[Target]]] = {

@@ -1,11 +1,12 @@
 """ElasticMQ as a benchmark peer (benchmarks/harness/elasticmq.py), its pure pieces: the pom
 Maven resolves, the classpath Maven writes back, the elasticmq.conf of one start and the
 command line. Pure: no Maven, no JVM (benchmarks/peer_throughput.py --servers elasticmq
-starts the real server).
+starts the real server); and the usage error for a peer that is not installed.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import xml.etree.ElementTree as ElementTree
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import elasticmq
+from benchmarks.harness import elasticmq, peer_servers
 
 POM = "{http://maven.apache.org/POM/4.0.0}"
 
@@ -89,3 +90,20 @@ def test_an_install_is_complete_only_with_every_jar_of_its_classpath(
         elasticmq.installed_classpath("1.7.1")
     jars[1].write_bytes(b"")
     assert elasticmq.installed_classpath("1.7.1") == jars
+
+
+def test_a_peer_that_is_not_installed_is_a_usage_error_naming_its_installer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty cache: no ElasticMQ
+    parser = argparse.ArgumentParser(prog="peer_throughput.py")
+    offered = tuple(peer_servers.STARTERS)
+    args = argparse.Namespace(servers="floor, elasticmq", localstack_python=tmp_path / "none")
+    with pytest.raises(SystemExit) as exit_info:
+        peer_servers.chosen_servers(parser, args, offered)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert "ElasticMQ 1.7.1 is not installed" in error
+    assert "run benchmarks/install_elasticmq, or leave elasticmq out of --servers" in error
+    args.servers = "floor"
+    assert peer_servers.chosen_servers(parser, args, offered) == ["floor"]
