@@ -128,20 +128,22 @@ def floor(work: Path) -> AbstractContextManager[Target]:
     )
 
 
-def installed_version(python: Path, distribution: str) -> str:
-    """The version of `distribution` in the venv of `python`, and that Python's version."""
+def installed_versions(python: Path, distribution: str, what: str, installer: str) -> list[str]:
+    """The version of `distribution` in the venv of `python` and that Python's version; a
+    RuntimeError naming `installer` when `python` is not there."""
+    if not python.exists():
+        raise RuntimeError(f"{what} is not installed ({python}): run {installer} first, or "
+                           "leave it out of --servers")
     return subprocess.run(
         [str(python), "-c", "import importlib.metadata as m, platform, sys; "
          "print(m.version(sys.argv[1]), platform.python_version())", distribution],
         check=True, capture_output=True, text=True, env=clean_environment(),
-    ).stdout.strip()
+    ).stdout.split()
 
 
 def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> AbstractContextManager[Target]:
-    if not python.exists():
-        raise RuntimeError(f"LocalStack is not installed ({python}): run "
-                           "benchmarks/install_localstack first, or leave it out of --servers")
-    version, python_version = installed_version(python, "localstack-core").split()
+    version, python_version = installed_versions(python, "localstack-core", "LocalStack",
+                                                 "benchmarks/install_localstack")
     port = free_port()
     scratch = work / "localstack"
     for sub in ("fs", "home", "tmp"):
@@ -210,10 +212,8 @@ def elasticmq(work: Path) -> AbstractContextManager[Target]:
 
 def moto(work: Path, python: Path = MOTO_PYTHON) -> AbstractContextManager[Target]:
     """moto's server mode from the venv benchmarks/install_moto made."""
-    if not python.exists():
-        raise RuntimeError(f"moto's server is not installed ({python}): run "
-                           "benchmarks/install_moto first, or leave it out of --servers")
-    version, python_version = installed_version(python, "moto").split()
+    version, python_version = installed_versions(python, "moto", "moto's server",
+                                                 "benchmarks/install_moto")
     port = free_port()
     return one_process(
         "moto", [str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], port,
