@@ -29,9 +29,10 @@ window: first call sent to last message moved), the server's CPU milliseconds pe
 (its processes and their children, from /proc, over the whole scenario; for cqs split
 into the API process(es), Redis and the Cassandra JVM), each as a ratio to LocalStack's
 and to the floor's (CPU also to ElasticMQ's), the p50 and p99 latency of the clients'
-calls that moved messages, and the queue's verdict: sent, received, lost, early duplicates and
-deliveries after delete. A row whose queue lost a message or delivered one unexpectedly
-is "not a result" (struck out, no ratios) and the script exits 1. `--write-docs`
+calls that moved messages, and the queue's verdict: sent, received, lost, early
+duplicates and deliveries after delete. A row whose queue lost a message or delivered one
+unexpectedly, or whose server's untimed warm-up did, is "not a result" (struck out, no
+ratios) and the script exits 1. `--write-docs`
 regenerates the section of docs/performance.md between its markers.
 
     python benchmarks/peer_throughput.py --messages 20000 --seconds 120 --write-docs
@@ -252,8 +253,9 @@ def report(runs: list[ServerRun], heading: str) -> str:
 def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> str:
     """Untimed runs of the send and batch scenarios on queues of their own, so every
     server (the JIT of the JVMs, Cassandra's and ElasticMQ's, most of all) is measured
-    warm; their queues are still checked. Returns what they lost or duplicated ("" when nothing): a server whose warm-up
-    did has no result in this run, and the run goes on to the next server."""
+    warm; their queues are still checked. Returns what they lost or duplicated ("" when
+    nothing): a server whose warm-up did has no result in this run, and the run goes on to
+    the next server."""
     print(f"   warm-up: {messages:,} messages through send and batch (untimed)", flush=True)
     rows = measure(endpoint, seconds, clients, Options(groups=("send", "batch"), messages=messages))
     problems = {row.check.problems() if row.check else "a queue was not checked"
