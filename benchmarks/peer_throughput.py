@@ -1,15 +1,20 @@
-"""cqs side by side with LocalStack and the floor: throughput and server CPU per message.
+"""cqs side by side with its peers (the floor, LocalStack, ElasticMQ, moto): throughput, server
+CPU per message and call latency.
 
 One run measures, one after another on the same machine and with the same clients and
-parameters, the servers of `--servers` (default: floor, localstack, cqs, cqs2):
+parameters, the servers of `--servers` (default: floor, localstack, elasticmq, moto, cqs,
+cqs2):
 
 - floor: benchmarks/floor_server.py, a minimal in-memory aiohttp SQS server (the cost floor
   of a Python SQS server);
 - localstack: LocalStack in host mode, no Docker (install it with
   benchmarks/install_localstack; `--localstack-python` points elsewhere);
+- elasticmq: ElasticMQ, a JVM server in memory, from its Maven Central jars with a generated
+  elasticmq.conf (install it with benchmarks/install_elasticmq);
+- moto: moto's server mode (install it with benchmarks/install_moto);
 - cqs: one `cqs serve` process; cqs2: `cqs serve --workers 2`; each over a fresh embedded
-  Redis and a fresh embedded Cassandra, every message written to Cassandra before the answer;
-- moto (not by default): moto's server mode, if `pip install 'moto[server]'` was done.
+  Redis and a fresh embedded Cassandra, every message written to Cassandra before the answer.
+A peer that is not installed is a usage error that names its installer.
 
 Each server gets sqs_throughput.py's scenarios (`measure`: boto3 client processes, every
 message id checked by a DeliveryLedger, each queue drained and checked after its last
@@ -23,13 +28,16 @@ For each scenario and server the table gives messages per second (over the clien
 window: first call sent to last message moved), the server's CPU milliseconds per message
 (its processes and their children, from /proc, over the whole scenario; for cqs split
 into the API process(es), Redis and the Cassandra JVM), each as a ratio to LocalStack's
-and to the floor's, and the queue's verdict: sent, received, lost, early duplicates and
-deliveries after delete. A row whose queue lost a message or delivered one unexpectedly
-is "not a result" (struck out, no ratios) and the script exits 1. `--write-docs`
+and to the floor's (CPU also to ElasticMQ's), the p50 and p99 latency of the clients'
+calls that moved messages, and the queue's verdict: sent, received, lost, early
+duplicates and deliveries after delete. A row whose queue lost a message or delivered one
+unexpectedly, or whose server's untimed warm-up did, is "not a result" (struck out, no
+ratios) and the script exits 1. `--write-docs`
 regenerates the section of docs/performance.md between its markers.
 
     python benchmarks/peer_throughput.py --messages 20000 --seconds 120 --write-docs
     python benchmarks/peer_throughput.py --messages 500 --clients 2 --servers floor,localstack
+    python benchmarks/peer_throughput.py --messages 300 --clients 2 --servers floor,elasticmq
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from sqs_throughput import (  # noqa: E402
     check_options_command,
     measure,
     options_from,
+    percentile,
 )
 
 from benchmarks.harness import peer_servers as servers  # noqa: E402
@@ -65,7 +74,7 @@ from benchmarks.harness.report import DocSection, load_average_span, system_summ
 
 SECTION = DocSection(DOC, "peer_throughput", "Performance")
 SERVERS = tuple(servers.STARTERS)
-DEFAULT_SERVERS = "floor,localstack,cqs,cqs2"
+DEFAULT_SERVERS = "floor,localstack,elasticmq,moto,cqs,cqs2"
 DEFAULT_SCENARIOS = "send,batch,mixed"  # the floor has no FIFO queues
 PHASES = {  # measure's phase -> the table's scenario
     "send": "send (SendMessage)",
@@ -104,10 +113,19 @@ class Cell:
     check: QueueCheck | None
     errors: int
     parts_shown: bool  # more than one part (cqs): the split goes in the table
+    latencies_ms: list[float] = field(default_factory=list)  # the phase's calls that moved messages
+    warmup_problems: str = ""  # what the server's warm-up queues lost or duplicated
 
     @property
     def clean(self) -> bool:
-        return self.check is not None and self.check.clean
+        return self.check is not None and self.check.clean and not self.warmup_problems
+
+    def problems(self) -> str:
+        """Why this cell is not a result ("" when it is)."""
+        found = [self.check.problems() if self.check else "its queue was not checked"]
+        if self.warmup_problems:
+            found.append(f"its warm-up: {self.warmup_problems}")
+        return "; ".join(problem for problem in found if problem)
 
     @property
     def rate(self) -> float:
@@ -117,6 +135,9 @@ class Cell:
         used = sum(self.cpu.values()) if part is None else self.cpu[part]
         return used * 1000 / self.messages if self.messages else 0.0
 
+    def latency_ms(self, fraction: float) -> float:
+        return percentile(self.latencies_ms, fraction)
+
 
 @dataclass
 class ServerRun:
@@ -124,6 +145,7 @@ class ServerRun:
     rows: list[Row]
     cpu: dict[str, dict[str, float]]
     seconds: float
+    warmup_problems: str = ""
     cells: list[Cell] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -139,7 +161,7 @@ class ServerRun:
             self.cells.append(Cell(
                 self.target.name, phase, messages, window.active_seconds,
                 self.cpu.get(phase, {}), rows[0].check, window.errors,
-                len(self.target.parts) > 1,
+                len(self.target.parts) > 1, window.moved_latencies_ms, self.warmup_problems,
             ))
 
 
@@ -153,20 +175,21 @@ def ratio(value: float, reference: Cell | None, cell: Cell, of: Callable[[Cell],
 def table_lines(runs: list[ServerRun]) -> list[str]:
     lines = [
         "| scenario | server | msg/s | msg/s × LocalStack | msg/s × floor | server CPU ms/msg | "
-        "CPU × LocalStack | CPU × floor | CPU ms/msg by part | messages | queue: sent / "
-        "received | **lost** | **early duplicates** | **after delete** | errors |",
+        "CPU × LocalStack | CPU × ElasticMQ | CPU × floor | CPU ms/msg by part | "
+        "p50 / p99 ms of a call | messages | queue: sent / received | **lost** | "
+        "**early duplicates** | **after delete** | errors |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-        "| --- |",
+        "| --- | --- | --- |",
     ]
     for phase, label in PHASES.items():
         cells = [cell for run in runs for cell in run.cells if cell.phase == phase]
         by_name = {cell.server: cell for cell in cells}
-        localstack, floor = by_name.get("LocalStack"), by_name.get("floor")
+        localstack, elasticmq = by_name.get("LocalStack"), by_name.get("ElasticMQ")
+        floor = by_name.get("floor")
         for cell in cells:
             rate = f"{cell.rate:,.0f}"
             if not cell.clean:
-                problems = cell.check.problems() if cell.check else "queue not checked"
-                rate = f"~~{rate}~~ **not a result: {problems}**"
+                rate = f"~~{rate}~~ **not a result: {cell.problems()}**"
             cpu = cell.cpu_ms()
             split = " / ".join(f"{part} {cell.cpu_ms(part):.2f}" for part in cell.cpu)
             verdict = cell.check.verdict if cell.check else None
@@ -181,8 +204,10 @@ def table_lines(runs: list[ServerRun]) -> list[str]:
                 ratio(cell.rate, floor, cell, lambda c: c.rate),
                 f"{cpu:.2f}",
                 ratio(cpu, localstack, cell, lambda c: c.cpu_ms()),
+                ratio(cpu, elasticmq, cell, lambda c: c.cpu_ms()),
                 ratio(cpu, floor, cell, lambda c: c.cpu_ms()),
                 split if cell.parts_shown else "—",
+                f"{cell.latency_ms(0.50):.2f} / {cell.latency_ms(0.99):.2f}",
                 f"{cell.messages:,}", *counts, str(cell.errors),
             ]) + " |")
     return lines
@@ -200,8 +225,13 @@ def report(runs: list[ServerRun], heading: str) -> str:
         "of the server's processes and their children, read from /proc before and after the "
         "scenario (start-up and the closing empty receives included), per message of the "
         "scenario; for cqs the API process(es), Redis and the Cassandra JVM, each with its "
-        "own line in the split. × LocalStack and × floor: this row's figure divided by that "
-        "server's in the same scenario (for msg/s higher is better, for CPU lower is better). "
+        "own line in the split. × LocalStack, × ElasticMQ and × floor: this row's figure "
+        "divided by that server's in the same scenario (for msg/s higher is better, for CPU "
+        "lower is better). p50 / p99 of a call: from request sent to answer read, under "
+        "this load, over the scenario's calls that moved messages (a SendMessage, a "
+        "SendMessageBatch, or a ReceiveMessage together with the DeleteMessageBatch of what it "
+        "received; in mixed, the producers' and the consumers' calls together); an empty "
+        "receive, which waits out its long poll, is left out. "
         "Mixed: the messages the consumers received and deleted; the producers sent the same "
         "messages in the same phase, so the CPU is per message sent, received and deleted.",
         "",
@@ -214,21 +244,23 @@ def report(runs: list[ServerRun], heading: str) -> str:
         *([
             "",
             "**Not a result** (messages lost or delivered unexpectedly): "
-            + "; ".join(f"{cell.server}, {PHASES[cell.phase]}: "
-                        f"{cell.check.problems() if cell.check else 'not checked'}"
+            + "; ".join(f"{cell.server}, {PHASES[cell.phase]}: {cell.problems()}"
                         for cell in failed) + ".",
         ] if failed else []),
     ])
 
 
-def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> None:
+def warm_up(endpoint: str, seconds: float, clients: int, messages: int) -> str:
     """Untimed runs of the send and batch scenarios on queues of their own, so every
-    server (the Cassandra JVM's JIT most of all) is measured warm; their queues are still
-    checked, and a warm-up that loses a message stops the run."""
+    server (the JIT of the JVMs, Cassandra's and ElasticMQ's, most of all) is measured
+    warm; their queues are still checked. Returns what they lost or duplicated ("" when
+    nothing): a server whose warm-up did has no result in this run, and the run goes on to
+    the next server."""
     print(f"   warm-up: {messages:,} messages through send and batch (untimed)", flush=True)
     rows = measure(endpoint, seconds, clients, Options(groups=("send", "batch"), messages=messages))
-    if not all(row.check is not None and row.check.clean for row in rows):
-        raise SystemExit("the warm-up lost or duplicated messages: no result")
+    problems = {row.check.problems() if row.check else "a queue was not checked"
+                for row in rows if row.check is None or not row.check.clean}
+    return "; ".join(sorted(problems))
 
 
 def main() -> int:
@@ -257,12 +289,15 @@ def main() -> int:
             server_started = time.monotonic()
             print(f"== {name}", flush=True)
             with servers.started(name, Path(work), args.localstack_python) as target:
+                warmup_problems = ""
                 if args.warmup_messages > 0:
-                    warm_up(target.endpoint, args.seconds, args.clients, args.warmup_messages)
+                    warmup_problems = warm_up(target.endpoint, args.seconds, args.clients,
+                                              args.warmup_messages)
                 meter = CpuMeter(target)
                 rows = measure(target.endpoint, args.seconds, args.clients, options,
                                meter.around)
-            runs.append(ServerRun(target, rows, meter.phases, time.monotonic() - server_started))
+            runs.append(ServerRun(target, rows, meter.phases, time.monotonic() - server_started,
+                                  warmup_problems))
             print(f"== {name}: {runs[-1].seconds:.0f} s with start and stop", flush=True)
     minutes = (time.monotonic() - started) / 60
     command = " ".join([
@@ -280,7 +315,8 @@ def main() -> int:
         "the servers) and at most "
         f"{args.messages:,} messages per scenario, after an untimed warm-up of "
         f"{args.warmup_messages:,} messages through the send and batch scenarios on each "
-        "server (so the Cassandra JVM is measured after its JIT warmed up). It took "
+        "server (so the JVMs, Cassandra's and ElasticMQ's, are measured after their JIT "
+        "warmed up). It took "
         f"{minutes:.1f} minutes; {load_average_span()}. Command: `{command}`.",
         "",
         *[f"- {run.target.name}: {run.target.description}" for run in runs],
@@ -289,8 +325,7 @@ def main() -> int:
     for run in runs:
         for cell in run.cells:
             if not cell.clean:
-                problems = cell.check.problems() if cell.check else "its queue was not checked"
-                print(f"NOT A RESULT: {cell.server}, {PHASES[cell.phase]}: {problems}",
+                print(f"NOT A RESULT: {cell.server}, {PHASES[cell.phase]}: {cell.problems()}",
                       file=sys.stderr)
     if args.write_docs:
         SECTION.write(text)

@@ -79,6 +79,8 @@ class Tally:
     calls: int = 0
     errors: int = 0
     latencies_ms: list[float] = field(default_factory=list)
+    # Of those, the calls that moved a message (an empty long poll's wait left out).
+    moved_latencies_ms: list[float] = field(default_factory=list)
     # Wall clock (comparable across the client processes): when the first call was sent and
     # when the last call that moved a message was answered.
     first_call: float | None = None
@@ -94,12 +96,14 @@ class Tally:
             self.first_call = now - elapsed
         if messages:
             self.last_moved = now
+            self.moved_latencies_ms.append(elapsed * 1000)
 
     def add(self, other: Tally) -> None:
         self.messages += other.messages
         self.calls += other.calls
         self.errors += other.errors
         self.latencies_ms.extend(other.latencies_ms)
+        self.moved_latencies_ms.extend(other.moved_latencies_ms)
         self.first_call = min(
             (t for t in (self.first_call, other.first_call) if t is not None), default=None
         )

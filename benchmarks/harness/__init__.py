@@ -2,7 +2,8 @@
 
 - the servers under test: `servers` (a `cqs serve` child, alone or over an embedded Redis
   and Cassandra, or one already running; the process tree a report reads) and
-  `peer_servers` (cqs beside ElasticMQ-like peers, LocalStack and moto, with their CPU time);
+  `peer_servers` (cqs beside its peers: the floor, LocalStack, ElasticMQ and moto, with
+  their CPU time), `elasticmq` (ElasticMQ's install by Maven and its configuration);
 - the delivery ledger: `delivery_ledger` (every send, delivery and delete, and the verdict:
   lost, duplicates before and after the visibility timeout) and `compact_ledger` (the same
   for millions of numbered messages);

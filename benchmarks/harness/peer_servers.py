@@ -11,10 +11,13 @@ and both workers, and LocalStack any helper it starts.
 - localstack: LocalStack in host mode (no Docker) from the venv that
   benchmarks/install_localstack makes, SQS only, state under a scratch directory.
 - cqs: `cqs serve --workers N` over a fresh embedded Redis and a fresh embedded Cassandra.
-- moto: `python -m moto.server`, when moto's server extra is installed.
+- elasticmq: ElasticMQ (a JVM server, in memory) from the jars benchmarks/install_elasticmq
+  fetched, with a generated elasticmq.conf (benchmarks/harness/elasticmq.py).
+- moto: `python -m moto.server` from the venv benchmarks/install_moto makes.
 
-`STARTERS` names them for a script's `--servers`; `chosen_servers` checks that option and
-`started` starts one by name.
+`STARTERS` names them for a script's `--servers`; `chosen_servers` checks that option (a
+peer that is not installed is a usage error naming its installer) and `started` starts one
+by name.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.harness import ROOT
+from benchmarks.harness import elasticmq as elasticmq_install
 from benchmarks.harness.clients import sqs_client
-from benchmarks.harness.report import git_commit
+from benchmarks.harness.report import git_commit, java_version
 from benchmarks.harness.servers import process_tree, start_server
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
@@ -42,6 +46,7 @@ from cqs.embedded.redis_server import EmbeddedRedis
 
 BENCHMARKS = Path(__file__).resolve().parent.parent  # the entry scripts and .peers/
 LOCALSTACK_PYTHON = BENCHMARKS / ".peers" / "localstack" / "bin" / "python"
+MOTO_PYTHON = BENCHMARKS / ".peers" / "moto" / "bin" / "python"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -98,36 +103,47 @@ def clean_environment() -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def floor(work: Path) -> Iterator[Target]:
-    port = free_port()
-    log = work / "floor.log"
+def one_process(name: str, command: list[str], port: int, log: Path, cwd: Path,
+                description: str, env: dict[str, str] | None = None) -> Iterator[Target]:
+    """A server that is one process (with its children) answering SQS on `port`: started
+    with its output in `log`, waited for until it answers ListQueues, yielded as the
+    Target `name` with one CPU part ("server"), stopped on the way out."""
     process = subprocess.Popen(
-        [sys.executable, str(BENCHMARKS / "floor_server.py"), "--port", str(port)],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT,
+        command, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=cwd, env=env,
     )  # fmt: skip
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        wait_until_answering(endpoint, process, log, "the floor server")
-        yield Target("floor", endpoint, "benchmarks/floor_server.py, one aiohttp process on "
-                     "uvloop, in memory, JSON protocol only", {"server": process.pid})
+        wait_until_answering(endpoint, process, log, name)
+        yield Target(name, endpoint, description, {"server": process.pid})
     finally:
         stop(process)
 
 
-def localstack_version(python: Path) -> str:
-    return subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m, platform; "
-         "print(m.version('localstack-core'), platform.python_version())"],
-        check=True, capture_output=True, text=True, env=clean_environment(),
-    ).stdout.strip()
+def floor(work: Path) -> AbstractContextManager[Target]:
+    port = free_port()
+    return one_process(
+        "floor", [sys.executable, str(BENCHMARKS / "floor_server.py"), "--port", str(port)],
+        port, work / "floor.log", ROOT, "benchmarks/floor_server.py, one aiohttp process on "
+        "uvloop, in memory, JSON protocol only",
+    )
 
 
-@contextlib.contextmanager
-def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> Iterator[Target]:
+def installed_versions(python: Path, distribution: str, what: str, installer: str) -> list[str]:
+    """The version of `distribution` in the venv of `python` and that Python's version; a
+    RuntimeError naming `installer` when `python` is not there."""
     if not python.exists():
-        raise RuntimeError(f"LocalStack is not installed ({python}): run "
-                           "benchmarks/install_localstack first, or leave it out of --servers")
-    version, python_version = localstack_version(python).split()
+        raise RuntimeError(f"{what} is not installed ({python}): run {installer} first, or "
+                           "leave it out of --servers")
+    return subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m, platform, sys; "
+         "print(m.version(sys.argv[1]), platform.python_version())", distribution],
+        check=True, capture_output=True, text=True, env=clean_environment(),
+    ).stdout.split()
+
+
+def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> AbstractContextManager[Target]:
+    version, python_version = installed_versions(python, "localstack-core", "LocalStack",
+                                                 "benchmarks/install_localstack")
     port = free_port()
     scratch = work / "localstack"
     for sub in ("fs", "home", "tmp"):
@@ -140,19 +156,11 @@ def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> Iterator[Target]
         "FILESYSTEM_ROOT": str(scratch / "fs"), "HOME": str(scratch / "home"),
         "TMPDIR": str(scratch / "tmp"),
     }
-    log = work / "localstack.log"
-    process = subprocess.Popen(
-        [str(python), "-m", "localstack.runtime.main"],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=scratch, env=env,
-    )  # fmt: skip
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_answering(endpoint, process, log, "LocalStack")
-        yield Target("LocalStack", endpoint, f"LocalStack {version} in host mode (no Docker), "
-                     f"Python {python_version}, SERVICES=sqs, in memory, its default logging",
-                     {"server": process.pid})
-    finally:
-        stop(process)
+    return one_process(
+        "LocalStack", [str(python), "-m", "localstack.runtime.main"], port,
+        work / "localstack.log", scratch, f"LocalStack {version} in host mode (no Docker), "
+        f"Python {python_version}, SERVICES=sqs, in memory, its default logging", env,
+    )
 
 
 @contextlib.contextmanager
@@ -182,49 +190,77 @@ def cqs(work: Path, workers: int = 1) -> Iterator[Target]:
         cassandra.stop()
 
 
-@contextlib.contextmanager
-def moto(work: Path) -> Iterator[Target]:
+def elasticmq(work: Path) -> AbstractContextManager[Target]:
+    """ElasticMQ from its installed jars, on a free loopback port, in memory."""
     try:
-        import moto as moto_package
-        import moto.server  # needs moto's server extra
-    except ImportError:
-        raise RuntimeError("moto's server mode is not installed: "
-                           ".venv/bin/pip install 'moto[server]'") from None
+        jars = elasticmq_install.installed_classpath()
+    except elasticmq_install.ElasticMQInstallError as error:
+        raise RuntimeError(str(error)) from None
     port = free_port()
-    log = work / "moto.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_answering(endpoint, process, log, "moto's server")
-        yield Target("moto", endpoint, f"moto {moto_package.__version__} server mode, one "
-                     "process, in memory", {"server": process.pid})
-    finally:
-        stop(process)
+    scratch = work / "elasticmq"
+    scratch.mkdir(parents=True, exist_ok=True)
+    config = scratch / "elasticmq.conf"
+    config.write_text(elasticmq_install.config_text(port))
+    return one_process(
+        "ElasticMQ", elasticmq_install.server_command("java", jars, config), port,
+        work / "elasticmq.log", scratch, f"ElasticMQ {elasticmq_install.ELASTICMQ_VERSION} "
+        f"({elasticmq_install.GROUP}:{elasticmq_install.SERVER_ARTIFACT} from Maven Central, "
+        f"its own main class), {java_version()} with the JVM's default options, in memory "
+        "(no persistence), its default logging", clean_environment(),
+    )
+
+
+def moto(work: Path, python: Path = MOTO_PYTHON) -> AbstractContextManager[Target]:
+    """moto's server mode from the venv benchmarks/install_moto made."""
+    version, python_version = installed_versions(python, "moto", "moto's server",
+                                                 "benchmarks/install_moto")
+    port = free_port()
+    return one_process(
+        "moto", [str(python), "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], port,
+        work / "moto.log", work, f"moto {version} server mode (`python -m moto.server`, "
+        f"Flask/Werkzeug, threaded), Python {python_version}, one process, in memory, its "
+        "default logging", clean_environment(),
+    )
 
 
 STARTERS: dict[str, Callable[[Path], AbstractContextManager[Target]]] = {
     "floor": floor,
     "localstack": localstack,
+    "elasticmq": elasticmq,
+    "moto": moto,
     "cqs": functools.partial(cqs, workers=1),
     "cqs2": functools.partial(cqs, workers=2),
-    "moto": moto,
 }
+
+
+def missing_install(name: str, localstack_python: Path | None) -> str | None:
+    """Why the peer `name` cannot start here (not installed, and the command that installs
+    it), or None."""
+    if name == "localstack" and localstack_python is not None and not localstack_python.exists():
+        return (f"LocalStack is not installed at {localstack_python}: run "
+                "benchmarks/install_localstack, or leave localstack out of --servers")
+    if name == "moto" and not MOTO_PYTHON.exists():
+        return (f"moto's server is not installed at {MOTO_PYTHON}: run benchmarks/install_moto, "
+                "or leave moto out of --servers")
+    if name == "elasticmq":
+        try:
+            elasticmq_install.installed_classpath()
+        except elasticmq_install.ElasticMQInstallError as error:
+            return f"{error}, or leave elasticmq out of --servers"
+    return None
 
 
 def chosen_servers(
     parser: argparse.ArgumentParser, args: argparse.Namespace, offered: Sequence[str]
 ) -> list[str]:
-    """The names in `args.servers`, in order; one not `offered`, or localstack while
-    `args.localstack_python` does not exist, is a usage error."""
+    """The names in `args.servers`, in order; one not `offered`, or a peer that is not
+    installed (LocalStack: at `args.localstack_python`), is a usage error."""
     names = [name.strip() for name in args.servers.split(",") if name.strip()]
     if unknown := sorted(set(names) - set(offered)):
         parser.error(f"--servers: {','.join(unknown)}; choose from {','.join(offered)}")
-    if "localstack" in names and not args.localstack_python.exists():
-        parser.error(f"LocalStack is not installed at {args.localstack_python}: run "
-                     "benchmarks/install_localstack, or leave localstack out of --servers")
+    localstack_python = getattr(args, "localstack_python", None)
+    if missing := [why for name in names if (why := missing_install(name, localstack_python))]:
+        parser.error("; ".join(missing))
     return names
 
 
