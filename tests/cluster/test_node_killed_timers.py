@@ -27,7 +27,7 @@ from benchmarks.harness.sqs_wire import CALL_ERRORS, client_session, delete_batc
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster
 from tests.cluster.conftest import TimedClient, log_mark, logged
 from tests.fixtures.cassandra_cluster import StartClusterApi
-from tests.fixtures.cqs_server import CqsProcess
+from tests.fixtures.cqs_server import CqsProcess, advance_clocks_together
 
 VICTIM = 2  # 127.0.0.4; node 0 is the seed
 SURVIVORS = (0, 1)
@@ -47,7 +47,7 @@ DELAYED = "ApproximateNumberOfMessagesDelayed"
 
 
 class SharedClock:
-    """The servers' test clock, moved on all of them at once; `now()` is their time."""
+    """The servers' test clock, moved on all of them at one instant; `now()` is their time."""
 
     def __init__(self, servers: Sequence[CqsProcess]) -> None:
         self._servers = list(servers)
@@ -57,8 +57,8 @@ class SharedClock:
         return time.time() + self.offset
 
     async def advance(self, seconds: float) -> None:
-        for server in self._servers:
-            await asyncio.to_thread(server.advance_clock, seconds)
+        urls = [server.url for server in self._servers]
+        await asyncio.to_thread(advance_clocks_together, urls, seconds)
         self.offset += seconds
 
     async def advance_to(self, moment: float) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from cqs.cassandra_store import CassandraConnection, connect
 from cqs.cassandra_store.schema import SCHEDULED_COUNTS_TABLE
-from tests.fixtures.cqs_server import CqsProcess
+from tests.fixtures.cqs_server import CqsProcess, advance_clocks_together
 from tests.resilience.conftest import (
     CASSANDRA_TIMEOUT_SECONDS,
     FaultyCassandra,
@@ -61,9 +61,8 @@ class TimerRun:
 
     def advance(self, seconds: float) -> None:
         self.offset += seconds
-        for server in self.servers:
-            if server.process is not None and server.process.poll() is None:
-                server.advance_clock(seconds)
+        running = [s.url for s in self.servers if s.process is not None and s.process.poll() is None]
+        advance_clocks_together(running, seconds)
 
     def now(self) -> float:
         return time.time() + self.offset

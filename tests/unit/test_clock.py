@@ -34,6 +34,23 @@ def test_a_clock_never_moves_backwards(seconds: float) -> None:
     assert clock.time() == 1000.0
 
 
+def test_a_move_set_for_a_later_moment_applies_once_the_source_reaches_it() -> None:
+    source = [1000.0]
+    clock = OffsetClock(lambda: source[0])
+    clock.advance(60, at=1002.0)
+    assert clock.time() == 1000.0
+    assert clock.offset_seconds == 0.0
+    source[0] = 1002.0
+    assert clock.time() == 1062.0
+    assert clock.offset_seconds == 60.0
+
+
+def test_a_move_set_for_a_moment_already_past_applies_at_once() -> None:
+    clock = OffsetClock(lambda: 1000.0)
+    clock.advance(30, at=999.0)
+    assert clock.time() == 1030.0
+
+
 def test_the_test_clock_setting_is_refused_without_the_explicit_permission() -> None:
     with pytest.raises(ValueError, match="CQS_ALLOW_TEST_CLOCK"):
         load_settings(environ={"CQS_TEST_CLOCK": "true"})
@@ -69,3 +86,23 @@ async def test_the_route_advances_the_clock_and_refuses_what_is_not_a_forward_mo
         assert backwards.status == 400
         assert garbled.status == 400
         assert clock.time() == 1061.0
+
+
+async def test_the_route_sets_a_move_for_a_later_moment_and_refuses_one_at_no_moment() -> None:
+    source = [1000.0]
+    clock = OffsetClock(lambda: source[0])
+    app = web.Application()
+    add_test_clock_route(app, clock)
+    async with TestClient(TestServer(app)) as client:
+        pending = await client.post(
+            TEST_CLOCK_PATH, json={"advance_seconds": 70, "at_epoch_seconds": 1001.5}
+        )
+        nowhen = await client.post(
+            TEST_CLOCK_PATH, json={"advance_seconds": 70, "at_epoch_seconds": "soon"}
+        )
+
+        assert pending.status == 200
+        assert await pending.json() == {"offset_seconds": 0.0, "now": 1000.0}
+        assert nowhen.status == 400
+        source[0] = 1001.5
+        assert clock.time() == 1071.5
