@@ -225,13 +225,13 @@ async def connect(
         session = CassandraSession(
             cluster,
             driver_session,
+            keyspace,
             read_consistency=consistency_level(facts.read_consistency),
             write_consistency=consistency_level(facts.write_consistency),
             request_timeout=request_timeout,
             observe=observe,
             release_version=facts.release_version,
         )
-        await session.use_keyspace(keyspace)
     except BaseException:
         await asyncio.to_thread(cluster.shutdown)
         raise

@@ -92,6 +92,17 @@ def checked_identifier(name: str) -> str:
     return name
 
 
+_UNQUALIFIED_TABLE = re.compile(r"\b(FROM|INTO|UPDATE)(\s+)(\w+)\b(?!\.)", re.IGNORECASE)
+
+
+def qualified(cql: str, keyspace: str) -> str:
+    """`cql` with each unqualified table name after FROM, INTO or UPDATE prefixed with
+    `keyspace`. Sessions bind no keyspace (`USE` with prepared statements is ambiguous, and
+    Cassandra 4.0.3 and later warn of it), so statements name their tables in full."""
+    prefix = checked_identifier(keyspace) + "."
+    return _UNQUALIFIED_TABLE.sub(lambda m: f"{m[1]}{m[2]}{prefix}{m[3]}", cql)
+
+
 def replication_literal(replication: str | Mapping[str, str | int]) -> str:
     """A CQL replication map: a literal string is passed through, a mapping is rendered."""
     if isinstance(replication, str):

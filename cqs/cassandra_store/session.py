@@ -74,7 +74,8 @@ def unavailable_on_driver_errors(action: str) -> Iterator[None]:
 
 
 class CassandraSession:
-    """A driver session bound to the cqs keyspace, with awaitable reads and writes.
+    """A driver session for the cqs keyspace, with awaitable reads and writes; statements
+    name their tables in full (the session binds no keyspace).
 
     Holds the driver's Cluster and Session; callers see rows, never driver futures.
     """
@@ -83,6 +84,7 @@ class CassandraSession:
         self,
         cluster: Cluster,
         session: DriverSession,
+        keyspace: str,
         read_consistency: int,
         write_consistency: int,
         request_timeout: float,
@@ -95,6 +97,7 @@ class CassandraSession:
         self._observe = observe
         self._operations: dict[str, str] = {}  # query text -> statement_label
         self._session = session
+        self._keyspace = schema.checked_identifier(keyspace)
         self._read_consistency = read_consistency
         self._write_consistency = write_consistency
         self._request_timeout = request_timeout
@@ -155,11 +158,9 @@ class CassandraSession:
             preparing.exception()  # retrieved here when every caller gave up
 
     async def _prepare_now(self, cql: str, write: bool) -> PreparedStatement:
-        # Servers before 3.0.26, 3.11.12 and 4.0.2 (CASSANDRA-15252) identify a prepared
-        # statement of unqualified table names by its text alone, whatever the keyspace it
-        # was prepared in: a second keyspace on the same cluster would run the first one's
-        # statements. The comment makes the text unique per keyspace.
-        text = f"{cql} /* keyspace {self._session.keyspace} */"
+        # Table names are qualified (the session binds no keyspace), which also keeps two
+        # keyspaces' statements apart on servers that identify them by text (CASSANDRA-15252).
+        text = schema.qualified(cql, self._keyspace)
         statement = await self._run_blocking("prepare", self._session.prepare, text)
         if statement is None:
             raise StorageUnavailable(f"Cassandra did not prepare {cql!r}")
@@ -240,13 +241,15 @@ class CassandraSession:
         Not prepared: for statements whose text differs on every call, as CQL 3.0.0 takes
         `USING TTL` and `USING TIMESTAMP` values as literals only (`cqs migrate`'s copies).
         """
-        statement = SimpleStatement(cql, consistency_level=self._write_consistency)
+        statement = SimpleStatement(
+            schema.qualified(cql, self._keyspace), consistency_level=self._write_consistency
+        )
         await self.execute(statement)
 
     async def table_names(self) -> set[str]:
-        """The tables of the bound keyspace, from schema metadata read now."""
+        """The tables of the session's keyspace, from schema metadata read now."""
         await self._run_schema("read schema", self._cluster.refresh_schema_metadata)
-        keyspace = self._cluster.metadata.keyspaces.get(self._session.keyspace)
+        keyspace = self._cluster.metadata.keyspaces.get(self._keyspace)
         return set(keyspace.tables) if keyspace is not None else set()
 
     async def change_schema(self, ddl: str) -> None:
@@ -259,10 +262,6 @@ class CassandraSession:
         bound = self._request_timeout * 3 + self._cluster.max_schema_agreement_wait + 1.0
         with unavailable_on_driver_errors(action):
             return await asyncio.wait_for(asyncio.to_thread(call, *args), bound)
-
-    async def use_keyspace(self, keyspace: str) -> None:
-        """Bind the session to `keyspace`: unqualified table names resolve there."""
-        await self._run_blocking("use keyspace", self._session.set_keyspace, keyspace)
 
     async def ping(self) -> None:
         """One cheap read, for readiness checks; StorageUnavailable when nobody answers."""

@@ -9,6 +9,7 @@ from cassandra.connection import ConnectionException
 
 from cqs.cassandra_store.compatibility import default_consistency, release_major_minor
 from cqs.cassandra_store.connection import TimeoutConvictionPolicy, replication_factor
+from cqs.cassandra_store.schema import qualified
 from cqs.main import cassandra_connection
 from cqs.settings import Settings, load_settings
 
@@ -97,3 +98,27 @@ def test_the_drivers_protocol_downgrade_warnings_are_dropped_from_the_log() -> N
         record("Downgrading core protocol version from 5 to 4 for 127.0.0.1:9042.")
     )
     assert _not_a_protocol_downgrade(record("Host 127.0.0.1:9042 has been marked down"))
+
+
+@pytest.mark.parametrize(
+    ("cql", "expected"),
+    [
+        ("SELECT value FROM settings WHERE name = ?", "SELECT value FROM ks.settings WHERE name = ?"),
+        ("INSERT INTO queue_messages (a) VALUES (?) USING TTL 5",
+         "INSERT INTO ks.queue_messages (a) VALUES (?) USING TTL 5"),
+        ("update queue_purges SET x = ?", "update ks.queue_purges SET x = ?"),
+        ("DELETE payload FROM queue_messages WHERE a = ?",
+         "DELETE payload FROM ks.queue_messages WHERE a = ?"),
+        ("SELECT release_version FROM system.local", "SELECT release_version FROM system.local"),
+        ("SELECT a FROM other.settings", "SELECT a FROM other.settings"),
+    ],
+)
+def test_statements_name_their_tables_in_full_and_leave_qualified_names_alone(
+    cql: str, expected: str
+) -> None:
+    assert qualified(cql, "ks") == expected
+
+
+def test_a_keyspace_that_is_no_identifier_is_refused_before_any_statement_runs() -> None:
+    with pytest.raises(ValueError):
+        qualified("SELECT a FROM settings", "ks; DROP")
