@@ -42,6 +42,10 @@ QUEUE_PURGES_TABLE = "queue_purges"
 DELETED_QUEUES_TABLE = "queue_deletions"
 MOVE_TASKS_TABLE = "message_move_tasks"
 FIFO_DEDUPLICATIONS_TABLE = "fifo_deduplications"
+# Messages handed out straight from the store (no ready cache), claimed by one process at a
+# time with a lightweight transaction; rows live by TTL only (no deletes), so expired ones
+# may be purged at the first compaction.
+DELIVERY_CLAIMS_TABLE = "delivery_claims"
 # FIFO deduplication records live for AWS's five-minute interval (plus a second of slack);
 # each row also holds its exact lapse time, which reads check.
 DEDUPLICATION_TTL_SECONDS = 301
@@ -208,6 +212,14 @@ def _definitions(prefix: str, message_gc_grace_seconds: int) -> dict[str, str]:
             " sequence bigint,"
             " expires_ms bigint,"
             " PRIMARY KEY (queue_id, dedup_key))"
+        ),
+        DELIVERY_CLAIMS_TABLE: (
+            f"CREATE TABLE {prefix}{DELIVERY_CLAIMS_TABLE} ("
+            " queue_id text,"
+            " message_id text,"
+            " hidden_until_ms bigint,"
+            " PRIMARY KEY (queue_id, message_id))"
+            " WITH gc_grace_seconds = 0"
         ),
         # --- peek and replay (issue 19) ---------------------------------------------------
         # Messages DeleteMessage consumed from a queue with cqs.ConsumedRetentionSeconds,

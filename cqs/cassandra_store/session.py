@@ -174,6 +174,15 @@ class CassandraSession:
     async def write(self, cql: str, parameters: Sequence[Any] = ()) -> None:
         await self.execute(await self.prepare(cql, write=True), parameters)
 
+    async def write_if(self, cql: str, parameters: Sequence[Any] = ()) -> bool:
+        """A lightweight transaction (`... IF NOT EXISTS`); whether it applied. Its Paxos
+        round is LOCAL_SERIAL: linearizable within the data centre, and still possible
+        while another data centre is down."""
+        statement = await self.prepare(cql, write=True)
+        statement.serial_consistency_level = ConsistencyLevel.LOCAL_SERIAL
+        rows = await self.execute(statement, parameters)
+        return bool(rows and rows[0][0])
+
     async def execute(self, statement: Any, parameters: Sequence[Any] | None = None) -> list[Row]:
         """Run one statement; all its rows (driver paging is off on every protocol version).
 

@@ -2,7 +2,8 @@
 
 Owns the `MessageStore` operations on messages: writes, reads, samples, counts, purges and
 drops, plus the operators' browse and describe. Where a message lives and the bucket index
-are `partitions.py`'s; FIFO deduplication records, `deduplications.py`'s. Buckets and
+are `partitions.py`'s; FIFO deduplication records, `deduplications.py`'s; delivery claims,
+`claims.py`'s. Buckets and
 shards never leave this package (the port speaks of queues and message ids only). Imports
 `cqs.domain.model`, `cqs.domain.errors` and this package; never the service, Redis or aiohttp.
 """
@@ -15,7 +16,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from cqs.cassandra_store import rows, schema
+from cqs.cassandra_store import claims, rows, schema
 from cqs.cassandra_store.batches import MessageRowWriter, RowValues
 from cqs.cassandra_store.connection import CassandraConnection, connect
 from cqs.cassandra_store.deduplications import (
@@ -251,6 +252,21 @@ class CassandraMessageStore:
         self, queue: Queue, keys: Sequence[str] | None = None
     ) -> list[Deduplication]:
         return await read_deduplications(self._session, queue, keys, self._clock_ms)
+
+    async def claim(
+        self, queue: Queue, message_ids: Sequence[str], hidden_until_ms: int, now_ms: int
+    ) -> set[str]:
+        return await claims.claim(self._session, queue, message_ids, hidden_until_ms, now_ms)
+
+    async def renew_claim(
+        self, queue: Queue, message_id: str, hidden_until_ms: int, now_ms: int
+    ) -> None:
+        await claims.renew_claim(self._session, queue, message_id, hidden_until_ms, now_ms)
+
+    async def claims(
+        self, queue: Queue, now_ms: int, message_ids: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        return await claims.claims(self._session, queue, now_ms, message_ids)
 
     async def drop(self, queue: Queue) -> None:
         """Drop every bucket partition and every index entry of a deleted queue.

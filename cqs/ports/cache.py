@@ -177,6 +177,13 @@ class CacheFill(Protocol):
         was loaded) that are visible in the cache go in flight until their time first.
         """
 
+    async def hide_store_deliveries(
+        self, queue: QueueIdentity, now_ms: int, hidden_until: Mapping[str, int]
+    ) -> set[str]:
+        """Of messages just claimed in the store (id -> claim end), those that may be handed
+        out, hidden in the cache until then: not one the cache has in flight under another
+        delivery, nor one a READY cache no longer holds (deleted since the store was read)."""
+
     async def load_deduplications(
         self, queue: QueueIdentity, queue_id: str, records: Sequence[Deduplication], now_ms: int
     ) -> int:

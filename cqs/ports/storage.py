@@ -112,6 +112,24 @@ class MessageStore(Protocol):
     async def count(self, queue: Queue) -> int:
         """How many live messages the queue holds (exact or close; used without the cache)."""
 
+    async def claim(
+        self, queue: Queue, message_ids: Sequence[str], hidden_until_ms: int, now_ms: int
+    ) -> set[str]:
+        """Claim messages about to be handed out from the store, for every process until
+        `hidden_until_ms`; the ids this call claimed (not those held by another claim still
+        in force, nor those whose claim could not be settled)."""
+
+    async def renew_claim(
+        self, queue: Queue, message_id: str, hidden_until_ms: int, now_ms: int
+    ) -> None:
+        """Move the claim of a message this process handed out to `hidden_until_ms`."""
+
+    async def claims(
+        self, queue: Queue, now_ms: int, message_ids: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        """Message id -> hidden until (ms) of the claims in force at `now_ms`: all of the
+        queue's, or those among `message_ids`."""
+
     async def purge(self, queue: Queue) -> None:
         """Remove every message of the queue and, for a FIFO queue, its deduplication records."""
 

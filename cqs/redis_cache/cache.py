@@ -171,6 +171,15 @@ class RedisMessageCache:
         reply = await self._script(queue, "finish_fill", args)
         return bool(reply)
 
+    async def hide_store_deliveries(
+        self, queue: QueueIdentity, now_ms: int, hidden_until: Mapping[str, int]
+    ) -> set[str]:
+        args: list[str | int] = [now_ms, queue.key]
+        for message_id, until in hidden_until.items():
+            args.extend((message_id, until))
+        allowed = await self._script(queue, "hide_store_deliveries", args)
+        return {item.decode() if isinstance(item, bytes) else str(item) for item in allowed}
+
     # --- messages -------------------------------------------------------------------------
 
     async def add(

@@ -35,6 +35,7 @@ class QueueScripts:
     begin_fill: AsyncScript
     renew_fill: AsyncScript
     finish_fill: AsyncScript
+    hide_store_deliveries: AsyncScript
     add: AsyncScript
     load: AsyncScript
     receive: AsyncScript

@@ -6,8 +6,9 @@ page from the store), the caches that missed a write while Redis was away or pus
 queue next refills it from the store), adding stored messages to the cache (or starting a
 fill when it cannot take them),
 counting messages with or without a ready cache, and Return-From-Cassandra (serving a
-receive from the store). `DeliveryLog` is the record of this process's deliveries that keeps
-them hidden through a Redis loss. Imports model, errors and ports; never an adapter,
+receive from the store, each delivery claimed in the store so that only one process hands
+it out). `DeliveryLog` is the record of this process's deliveries that keeps them hidden
+through a Redis loss; fills also load other processes' claimed deliveries in flight. Imports model, errors and ports; never an adapter,
 aiohttp or a driver.
 """
 
@@ -238,16 +239,60 @@ class CacheFiller:
         # Without a filled cache only the store knows: every live message counts as visible.
         return MessageCounts(visible=await self._store.count(queue), in_flight=0, delayed=0)
 
-    async def receive_from_store(self, queue: Queue, count: int, now_ms: int) -> list[Delivery]:
+    async def receive_from_store(
+        self, queue: Queue, count: int, now_ms: int, timeout_ms: int
+    ) -> list[Delivery]:
         """Return-From-Cassandra: serve live messages straight from the durable store,
-        skipping those this process handed out and that are still hidden."""
+        skipping those this process or another handed out and that are still hidden.
+
+        Each message handed out with a visibility timeout is claimed first (a lightweight
+        transaction in the store), so that of the processes serving the queue from the
+        store meanwhile only one hands it out until the timeout passes."""
         hidden = self.deliveries.hidden(queue.queue_id, now_ms)
         # Read more than asked and pick at random: processes serving the same queue from the
-        # store then hand out fewer of the same messages.
+        # store then contend for fewer of the same messages.
         sample = await self._store.sample(queue, 2 * count + min(len(hidden), 100), now_ms)
         candidates = [m for m in sample if m.message_id not in hidden]
+        if timeout_ms > 0 and candidates:
+            held = await self._store.claims(queue, now_ms, [m.message_id for m in candidates])
+            candidates = [m for m in candidates if m.message_id not in held]
         chosen = random.sample(candidates, min(count, len(candidates)))
+        if timeout_ms > 0 and chosen:
+            hidden_until_ms = now_ms + timeout_ms
+            won = await self._store.claim(
+                queue, [m.message_id for m in chosen], hidden_until_ms, now_ms
+            )
+            chosen = [m for m in chosen if m.message_id in won]
+            allowed = await self._settle_with_cache(
+                queue, {m.message_id: hidden_until_ms for m in chosen}
+            )
+            chosen = [m for m in chosen if m.message_id in allowed]
         return [Delivery(m, 1, now_ms, new_nonce()) for m in chosen]
+
+    async def _settle_with_cache(self, queue: Queue, claimed: Mapping[str, int]) -> set[str]:
+        """Which claimed messages may go out, as the cache sees them now (it may have become
+        READY or loaded them since the store was read): hidden there too, and not one the
+        cache handed out or deleted meanwhile. Without Redis, all of them (a later fill
+        reads the claims)."""
+        if not claimed:
+            return set()
+        try:
+            return await self._fill_port.hide_store_deliveries(
+                queue.identity, self._now_ms(), claimed
+            )
+        except StorageError:
+            return set(claimed)
+
+    def _hidden_now(
+        self, queue: Queue, claimed: Mapping[str, int]
+    ) -> tuple[int, dict[str, int]]:
+        """(now, what a fill loads in flight: this process's deliveries and the claims of
+        every process's deliveries from the store, each until its later end)."""
+        now_ms = self._now_ms()
+        hidden = {k: v for k, v in claimed.items() if v > now_ms}
+        for message_id, until_ms in self.deliveries.hidden(queue.queue_id, now_ms).items():
+            hidden[message_id] = max(until_ms, hidden.get(message_id, 0))
+        return now_ms, hidden
 
     def start_soon(self, queue: Queue) -> None:
         """Take the queue's fill lease if nobody holds it, and fill in the background."""
@@ -283,9 +328,9 @@ class CacheFiller:
             loaded = 0
             self.fills_in_progress[identity] = 0
             self._telemetry.fill_started(name)
+            claimed = await self._store.claims(queue, self._now_ms())
             async for page in self._store.scan(queue, self._page_size):
-                now_ms = self._now_ms()
-                hidden = self.deliveries.hidden(queue.queue_id, now_ms)
+                now_ms, hidden = self._hidden_now(queue, claimed)
                 if not await self._fill_port.load(identity, self._owner, page, now_ms, hidden):
                     log.warning("lost the fill lease of queue %s after %d messages", name, loaded)
                     return
@@ -298,8 +343,10 @@ class CacheFiller:
                 if self._clock() - last_report >= 5:
                     last_report = self._clock()
                     log.info("filling queue %s: %d messages loaded so far", name, loaded)
-            now_ms = self._now_ms()
-            late = self.deliveries.hidden(queue.queue_id, now_ms)
+            # Claims taken while the fill ran (the queue was served from the store meanwhile).
+            now_ms, late = self._hidden_now(
+                queue, await self._store.claims(queue, self._now_ms())
+            )
             if await self._fill_port.finish_fill(identity, self._owner, now_ms, late):
                 self._telemetry.fill_finished(name, True)
                 log.info(

@@ -122,10 +122,12 @@ class InFlightMessages:
             self._deliveries.extend(queue.queue_id, handle.message_id, visible_at)
             return
         # Without a ready cache, a message this process handed out from the store is in
-        # flight as far as anyone can know.
+        # flight as far as anyone can know; its claim keeps other processes off it as long.
         if not cache_ready and self._deliveries.extend(
             queue.queue_id, handle.message_id, visible_at
         ):
+            now_ms = int(self._clock() * 1000)
+            await self._store.renew_claim(queue, handle.message_id, visible_at, now_ms)
             return
         reason = (
             f"Value {receipt_handle} for parameter ReceiptHandle is invalid. Reason: Message "

@@ -128,7 +128,9 @@ class Receiver:
             self._cache_fill.start_soon(queue)
             if queue.fifo:  # the store cannot say which message groups are locked
                 return []
-            deliveries = await self._cache_fill.receive_from_store(queue, count, now_ms)
+            deliveries = await self._cache_fill.receive_from_store(
+                queue, count, now_ms, timeout * 1000
+            )
             from_cache = False
         self._count_deliveries(queue, deliveries, from_cache)
         if timeout > 0:

@@ -140,3 +140,79 @@ def test_a_send_stored_while_redis_is_slow_is_acknowledged_once_and_delivered(
             ledger.delete(sqs, url, message)
     assert not ledger.lost(), "the acknowledged send was never delivered"
     assert ledger.duplicates() == {}
+
+
+BACKLOG = 400
+RECEIVING_SERVERS = 2
+POLLS_PER_SERVER = 4
+RECEIVE_STALL_SECONDS = 6.0
+RECEIVE_VISIBILITY = 60  # longer than the whole test: any second receipt of an id is early
+
+
+@pytest.mark.timeout(150)
+def test_two_processes_serving_from_the_store_during_a_redis_stall_hand_out_each_message_once(
+    fault_redis: FaultyRedis, start_api: StartApi
+) -> None:
+    """A backlog waits in the queue; Redis stalls; long polls on two processes take it
+    (each delivery deleted at once, as consumers do). While the stall lasts both serve the
+    queue from Cassandra, and a delete (its cache half times out) takes a second or more:
+    a message one process handed out must not be handed out by the other meanwhile, nor
+    again from the cache refilled once Redis answers. Checked by message id: none lost,
+    none handed out again before its visibility timeout, none after its delete.
+    Wall clock: the stall must outlast the Redis socket timeout (1 s) so that receives fall
+    back to the store, and it is the fault injected."""
+    servers = [start_api() for _ in range(RECEIVING_SERVERS)]
+    queue = f"stall-receive-{uuid.uuid4().hex[:10]}"
+    url = sqs_client(servers[0].url).create_queue(QueueName=queue)["QueueUrl"]
+    ledger = Ledger()
+
+    def produce(count: int) -> None:
+        sqs = sqs_client(servers[0].url)
+        for _ in range(count):
+            while ledger.send(sqs, url) is None:
+                time.sleep(0.05)
+
+    producers = [threading.Thread(target=produce, args=(BACKLOG // 4,)) for _ in range(4)]
+    for thread in producers:
+        thread.start()
+    for thread in producers:
+        thread.join(timeout=60)
+    assert len(ledger.acknowledged) == BACKLOG, ledger.summary()
+
+    stop_receiving = threading.Event()
+
+    def consume(server_url: str) -> None:
+        sqs = sqs_client(server_url)
+        while not stop_receiving.is_set():
+            for message in ledger.receive(
+                sqs, url, visibility=RECEIVE_VISIBILITY, wait=1, via=server_url
+            ):
+                ledger.delete(sqs, url, message)
+
+    consumers = [
+        threading.Thread(target=consume, args=(server.url,), daemon=True)
+        for server in servers for _ in range(POLLS_PER_SERVER)
+    ]  # fmt: skip
+    fault_redis.pause()
+    try:
+        for thread in consumers:
+            thread.start()
+        time.sleep(RECEIVE_STALL_SECONDS)
+        fault_redis.resume()
+        wait_until(lambda: not ledger.lost(), 60, pause=0.5)
+    finally:
+        fault_redis.resume()
+        stop_receiving.set()
+        for thread in consumers:
+            thread.join(timeout=30)
+
+    early = ledger.early_redeliveries()
+    served = Counter(receipt.via for receipt in ledger.receipts)
+    print(ledger.summary())
+    print(f"receipts by server {dict(served)}; handed out again early: {len(early)}: {early[:10]}")
+    lost = ledger.lost()
+    assert not lost, f"lost {len(lost)} of {BACKLOG}: {lost[:10]}"
+    assert len(served) == RECEIVING_SERVERS, "one process served everything: no contention"
+    assert not early, f"{len(early)} handed out again before their visibility timeout"
+    assert not ledger.resurrected()
+    assert not ledger.unexpected()

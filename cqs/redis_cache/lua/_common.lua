@@ -249,6 +249,22 @@ local function move_due(now, limit)
   return moved
 end
 
+-- If the message is cached visible, move it in flight until `until_ms` (after now) with an
+-- empty nonce (any handle matches): a message handed out from the store. Returns whether
+-- it moved.
+local function hide_visible(now, id, until_ms, queue)
+  if tonumber(until_ms) <= now or remove_visible(id) == 0 then
+    return false
+  end
+  local receipt = redis.call('HGET', KEYS[4], id)
+  local sent_ms = receipt and string.match(receipt, '^(%d+):') or ms(now)
+  redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')
+  redis.call('ZADD', KEYS[5], until_ms, id)
+  lock_group(id, 1)
+  note_due(until_ms, queue)
+  return true
+end
+
 -- Cache one message unless its id is already cached: in flight until `hidden_until` when
 -- that is after now (loaded by a fill; receive count 1, no nonce), else delayed until
 -- `visible_at_ms` when that is after now, else visible at the tail. A FIFO message (group

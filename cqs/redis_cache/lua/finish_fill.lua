@@ -16,16 +16,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 local now = tonumber(ARGV[2])
 for index = 4, #ARGV, 2 do
-  local id = ARGV[index]
-  local until_ms = tonumber(ARGV[index + 1])
-  if until_ms > now and remove_visible(id) > 0 then
-    local receipt = redis.call('HGET', KEYS[4], id)
-    local sent_ms = receipt and string.match(receipt, '^(%d+):') or ms(now)
-    redis.call('HSET', KEYS[4], id, sent_ms .. ':1:' .. ms(now) .. ':')
-    redis.call('ZADD', KEYS[5], ARGV[index + 1], id)
-    lock_group(id, 1)
-    note_due(ARGV[index + 1], ARGV[3])
-  end
+  hide_visible(now, ARGV[index], ARGV[index + 1], ARGV[3])
 end
 redis.call('SET', KEYS[1], 'ready')  -- a plain SET also drops the lease's expiry
 redis.call('DEL', KEYS[7])
