@@ -13,7 +13,8 @@ Which groups a queue has is read from the catalog (one partition slice) and kept
 waits on the catalog only for a queue it has never sent to. A group created or deleted
 through this process, or its filter changed, counts at once; through another, within
 about `ttl_seconds`.
-Imports model, errors, ports, the pure rule modules and sibling mechanisms; never an adapter.
+Imports model, errors, the pure rule modules and sibling mechanisms (the ports come in
+`QueueStorage`); never an adapter.
 """
 
 from __future__ import annotations
@@ -35,10 +36,8 @@ from cqs.domain.errors import (
 )
 from cqs.domain.extension_model import ConsumerGroup
 from cqs.domain.model import Message, Queue, QueueIdentity
-from cqs.ports import MessageStore, QueueCatalog
-from cqs.service.cache_fill import CacheFiller
 from cqs.service.dead_letters import DeadLetters
-from cqs.service.queue_directory import QueueDirectory
+from cqs.service.queue_storage import QueueStorage
 from cqs.service.queues import Queues
 
 log = logging.getLogger(__name__)
@@ -73,10 +72,7 @@ class _Group:
 class ConsumerGroups:
     def __init__(
         self,
-        catalog: QueueCatalog,
-        store: MessageStore,
-        directory: QueueDirectory,
-        cache_fill: CacheFiller,
+        storage: QueueStorage,
         dead_letters: DeadLetters,
         queues: Queues,
         deliver: Deliver,
@@ -84,10 +80,7 @@ class ConsumerGroups:
         ttl_seconds: float,
         clock: Callable[[], float],
     ) -> None:
-        self._catalog = catalog
-        self._store = store
-        self._directory = directory
-        self._cache_fill = cache_fill
+        self._storage = storage
         self._dead_letters = dead_letters
         self._queues = queues
         self._deliver = deliver
@@ -123,17 +116,17 @@ class ConsumerGroups:
             queue_id=uuid.uuid4().hex, attributes={**inherited, **own, **hidden},
             created_timestamp=int(now), last_modified_timestamp=int(now),
         )
-        stored = await self._catalog.create(candidate)
+        stored = await self._storage.catalog.create(candidate)
         if stored.queue_id != candidate.queue_id:
             wanted = {**own, **hidden}
             if any(stored.attributes.get(k) != v for k, v in wanted.items() if k != GROUP_OF_ATTRIBUTE):
                 raise QueueNameExists(
                     f"A consumer group named {group_name} already exists with other attributes."
                 )
-            self._directory.remember(stored)
+            self._storage.directory.remember(stored)
             return _described(stored)
-        await self._cache_fill.start_empty(group)
-        self._directory.remember(stored)
+        await self._storage.cache_fill.start_empty(group)
+        self._storage.directory.remember(stored)
         self._forget(identity)
         if start_ms < int(now * 1000):
             await self._backfill(queue, _Group(stored, policy), start_ms, int(now * 1000))
@@ -159,7 +152,7 @@ class ConsumerGroups:
                 reason = f"Unknown Attribute {name}."
             raise InvalidAttributeName(reason)
         group = identity.namespace.queue(group_names.group_queue_name(identity.name, group_name))
-        stored = await self._directory.get(group)  # QueueDoesNotExist when there is none
+        stored = await self._storage.directory.get(group)  # QueueDoesNotExist when there is none
         if stored.attributes.get(GROUP_OF_ATTRIBUTE) != queue.queue_id:
             raise QueueDoesNotExist("The specified queue does not exist.")
         changed = dict(stored.attributes)
@@ -170,7 +163,7 @@ class ConsumerGroups:
             else:
                 changed[FILTER_POLICY_ATTRIBUTE] = filter_policy.parse(text).text
         updated = replace(stored, attributes=changed, last_modified_timestamp=int(self._clock()))
-        await self._directory.save(updated)
+        await self._storage.directory.save(updated)
         self._forget(identity)
         return _described(updated)
 
@@ -202,7 +195,7 @@ class ConsumerGroups:
         if parts is not None:
             self._forget(identity.namespace.queue(parts[0]))
             return
-        for group in await self._catalog.consumer_groups(identity):
+        for group in await self._storage.catalog.consumer_groups(identity):
             await self._queues.delete_queue(group.identity)
         self._forget(identity)
 
@@ -266,7 +259,7 @@ class ConsumerGroups:
 
     async def _read(self, queue: Queue) -> list[_Group]:
         groups = []
-        for stored in await self._catalog.consumer_groups(queue.identity):
+        for stored in await self._storage.catalog.consumer_groups(queue.identity):
             if stored.attributes.get(GROUP_OF_ATTRIBUTE) != queue.queue_id:
                 continue  # left behind by an earlier queue of the same name
             text = stored.attributes.get(FILTER_POLICY_ATTRIBUTE)
@@ -286,7 +279,7 @@ class ConsumerGroups:
             raise InvalidParameterValue(
                 "QueueUrl must name a queue, not a consumer group: groups have no groups."
             )
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         if queue.fifo:
             raise InvalidParameterValue("Consumer groups are for standard queues only.")
         return queue
@@ -294,7 +287,7 @@ class ConsumerGroups:
     async def _backfill(self, queue: Queue, group: _Group, start_ms: int, until_ms: int) -> None:
         """Copy the messages the queue still holds that were sent from `start_ms` until the
         group existed (those sent since reach it by fan-out)."""
-        async for page in self._store.scan(queue, _BACKFILL_PAGE):
+        async for page in self._storage.store.scan(queue, _BACKFILL_PAGE):
             wanted = [
                 m for m in page if start_ms <= m.sent_timestamp_ms < until_ms and group.wants(m)
             ]

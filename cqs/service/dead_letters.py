@@ -18,12 +18,11 @@ from dataclasses import replace
 from cqs.domain import arns, dead_letter_policy
 from cqs.domain.errors import InvalidParameterValue, QueueDoesNotExist, StorageError
 from cqs.domain.model import Message, MessageAttributeValue, Queue, QueueIdentity
-from cqs.ports import MessageStore, QueueCatalog, Telemetry
+from cqs.ports import Telemetry
 from cqs.service import pagination
-from cqs.service.cache_fill import CacheFiller
 from cqs.service.fifo import FifoSender
 from cqs.service.messages import prior_receive_count
-from cqs.service.queue_directory import QueueDirectory
+from cqs.service.queue_storage import QueueStorage
 
 log = logging.getLogger(__name__)
 
@@ -31,19 +30,13 @@ log = logging.getLogger(__name__)
 class DeadLetters:
     def __init__(
         self,
-        catalog: QueueCatalog,
-        store: MessageStore,
-        directory: QueueDirectory,
-        cache_fill: CacheFiller,
+        storage: QueueStorage,
         fifo: FifoSender,
         *,
         telemetry: Telemetry,
         clock: Callable[[], float],
     ) -> None:
-        self._catalog = catalog
-        self._store = store
-        self._directory = directory
-        self._cache_fill = cache_fill
+        self._storage = storage
         self._fifo = fifo
         self._telemetry = telemetry
         self._clock = clock
@@ -74,7 +67,7 @@ class DeadLetters:
     ) -> str | None:
         """Why the queue `target_arn` names cannot be `source`'s dead-letter queue, or None."""
         try:
-            target = await self._directory.for_arn(target_arn)
+            target = await self._storage.directory.for_arn(target_arn)
         except QueueDoesNotExist:
             return "Dead letter target does not exist."
         if target.fifo != fifo:
@@ -84,7 +77,7 @@ class DeadLetters:
                 else "Dead-letter target must be a standard queue for a standard source queue."
             )
         if not dead_letter_policy.redrive_allowed(
-            target.attributes.get("RedriveAllowPolicy"), self._directory.arn(source)
+            target.attributes.get("RedriveAllowPolicy"), self._storage.directory.arn(source)
         ):
             return "Dead-letter target owner does not allow this source queue to redrive messages."
         return None
@@ -96,7 +89,7 @@ class DeadLetters:
         if policy is None or policy.max_receive_count < 1:
             return None, 0
         try:
-            target = await self._directory.for_arn(policy.dead_letter_target_arn)
+            target = await self._storage.directory.for_arn(policy.dead_letter_target_arn)
         except QueueDoesNotExist:
             return None, 0
         return target, policy.max_receive_count
@@ -120,7 +113,7 @@ class DeadLetters:
         """
         now_ms = int(self._clock() * 1000)
         source_attribute = MessageAttributeValue(
-            "String", string_value=self._directory.arn(source.identity)
+            "String", string_value=self._storage.directory.arn(source.identity)
         )
         # The cache moves a message on the receive after its maxReceiveCount-th.
         policy = dead_letter_policy.parse_redrive_policy(source.attributes.get("RedrivePolicy"))
@@ -149,38 +142,40 @@ class DeadLetters:
                 await self._fifo.send(target, live, deduplicate=False)
                 live = []
             await asyncio.gather(*(
-                self._store.put(target, [m], keep_seconds=_retention_left(target, m, now_ms))
+                self._storage.store.put(
+                    target, [m], keep_seconds=_retention_left(target, m, now_ms)
+                )
                 for m in live
             ))
             if live:
-                await self._cache_fill.add(target, live, now_ms)
-            await self._store.delete_many(source, [m.message_id for m in messages])
+                await self._storage.cache_fill.add(target, live, now_ms)
+            await self._storage.store.delete_many(source, [m.message_id for m in messages])
         except StorageError as exc:
             # The messages are still in the source's store: reload the source's cache.
             log.warning(
                 "moving %d messages of %s to its DLQ failed: %s", len(messages), source.name, exc
             )
-            self._cache_fill.mark_stale(source.identity)
+            self._storage.cache_fill.mark_stale(source.identity)
             return
         for message in messages:
-            self._cache_fill.deliveries.forget(source.queue_id, message.message_id)
+            self._storage.cache_fill.deliveries.forget(source.queue_id, message.message_id)
         self._telemetry.messages_moved_to_dead_letter_queue(source.name, len(messages))
 
     async def source_queue_names(self, dead_letter_queue: QueueIdentity) -> list[str]:
         """Every queue of the same account and region whose RedrivePolicy names
         `dead_letter_queue`, sorted (a RedrivePolicy cannot name a queue elsewhere)."""
-        arn = self._directory.arn(dead_letter_queue)
+        arn = self._storage.directory.arn(dead_letter_queue)
         account_id, region, _ = dead_letter_queue
 
         async def points_here(name: str) -> bool:
             try:
-                queue = await self._directory.get(QueueIdentity(account_id, region, name))
+                queue = await self._storage.directory.get(QueueIdentity(account_id, region, name))
             except QueueDoesNotExist:
                 return False
             policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
             return policy is not None and policy.dead_letter_target_arn == arn
 
-        names = await self._catalog.list_names(account_id, region)
+        names = await self._storage.catalog.list_names(account_id, region)
         found = await asyncio.gather(*(points_here(name) for name in names))
         return sorted(name for name, hit in zip(names, found, strict=True) if hit)
 
@@ -188,7 +183,7 @@ class DeadLetters:
         self, identity: QueueIdentity, max_results: int | None, next_token: str | None
     ) -> tuple[list[str], str | None]:
         """ListDeadLetterSourceQueues: one page of the queues dead-lettering into the queue."""
-        await self._directory.get(identity)
+        await self._storage.directory.get(identity)
         pagination.check_max_results(max_results)
         names = await self.source_queue_names(identity)
         # The token is read only when there are names to page through (as it always was).

@@ -4,8 +4,8 @@ and permissions, and the operator's description of a queue.
 Owns the defaults and checks of CreateQueue (an existing queue with other attributes is a
 conflict), what GetQueueAttributes reports, what SetQueueAttributes and the permission
 actions change, and the order of a delete or a purge across the catalog, the store and the
-cache. Imports model, errors, validation, the pure rule modules, ports and sibling
-mechanisms; never an adapter.
+cache. Imports model, errors, validation, the pure rule modules and sibling mechanisms (the
+ports come in `QueueStorage`); never an adapter.
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from cqs.domain.model import (
     QueueIdentity,
     QueueNamespace,
 )
-from cqs.ports import MessageStore, QueueCatalog
 from cqs.service import pagination
-from cqs.service.cache_fill import CacheFiller
 from cqs.service.dead_letters import DeadLetters
-from cqs.service.queue_directory import QueueDirectory
+from cqs.service.queue_storage import QueueStorage
 
 PURGE_INTERVAL_MS = 60_000
 COUNT_ATTRIBUTES = (
@@ -40,18 +38,12 @@ COUNT_ATTRIBUTES = (
 class Queues:
     def __init__(
         self,
-        catalog: QueueCatalog,
-        store: MessageStore,
-        directory: QueueDirectory,
-        cache_fill: CacheFiller,
+        storage: QueueStorage,
         dead_letters: DeadLetters,
         *,
         clock: Callable[[], float],
     ) -> None:
-        self._catalog = catalog
-        self._store = store
-        self._directory = directory
-        self._cache_fill = cache_fill
+        self._storage = storage
         self._dead_letters = dead_letters
         self._clock = clock
 
@@ -76,7 +68,7 @@ class Queues:
         attributes_of_new_queue = validation.apply_encryption_attributes(defaults, given)
         validation.validate_tags(tags, queue_name=name)
         await self._dead_letters.check_redrive_policy(identity, given, fifo)
-        await self._directory.check_not_deleted_recently(identity)
+        await self._storage.directory.check_not_deleted_recently(identity)
         now_s = int(self._clock())
         candidate = Queue(
             account_id=identity.account_id,
@@ -88,10 +80,10 @@ class Queues:
             created_timestamp=now_s,
             last_modified_timestamp=now_s,
         )
-        stored = await self._catalog.create(candidate)
+        stored = await self._storage.catalog.create(candidate)
         created = stored.queue_id == candidate.queue_id
         if created:
-            await self._cache_fill.start_empty(identity)
+            await self._storage.cache_fill.start_empty(identity)
         else:
             differing = [
                 k for k in given if stored.attributes.get(k) != attributes_of_new_queue.get(k)
@@ -101,7 +93,7 @@ class Queues:
                     "A queue already exists with the same name and a different value for "
                     f"attribute {differing[0]}"
                 )
-        self._directory.remember(stored)
+        self._storage.directory.remember(stored)
         return created
 
     async def list_queues(
@@ -114,34 +106,34 @@ class Queues:
         """Names of one account's queues in one region."""
         pagination.check_max_results(max_results)
         names = [  # consumer groups (`<queue>/<group>`) are listed by ListConsumerGroups
-            n for n in await self._catalog.list_names(*namespace)
+            n for n in await self._storage.catalog.list_names(*namespace)
             if n.startswith(prefix or "") and group_names.split_group_queue_name(n) is None
         ]
         after = pagination.read_name_token(next_token) if next_token else None
         return pagination.page(names, max_results, after)
 
     async def delete_queue(self, identity: QueueIdentity) -> None:
-        queue = await self._directory.get(identity)
-        await self._catalog.delete(identity)
-        await self._catalog.record_deletion(identity, self._now_ms())
-        self._directory.forget(identity)
-        await self._store.drop(queue)
-        await self._cache_fill.drop(queue)
+        queue = await self._storage.directory.get(identity)
+        await self._storage.catalog.delete(identity)
+        await self._storage.catalog.record_deletion(identity, self._now_ms())
+        self._storage.directory.forget(identity)
+        await self._storage.store.drop(queue)
+        await self._storage.cache_fill.drop(queue)
 
     async def get_queue_attributes(
         self, identity: QueueIdentity, names: Sequence[str]
     ) -> dict[str, str]:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         wanted = validation.validate_attribute_names_for_get(names)
         result: dict[str, str] = {}
         if any(n in wanted for n in COUNT_ATTRIBUTES):
-            counts = await self._cache_fill.counts(queue)
+            counts = await self._storage.cache_fill.counts(queue)
             result["ApproximateNumberOfMessages"] = str(counts.visible)
             result["ApproximateNumberOfMessagesNotVisible"] = str(counts.in_flight)
             result["ApproximateNumberOfMessagesDelayed"] = str(counts.delayed)
         result["CreatedTimestamp"] = str(queue.created_timestamp)
         result["LastModifiedTimestamp"] = str(queue.last_modified_timestamp)
-        result["QueueArn"] = self._directory.arn(identity)
+        result["QueueArn"] = self._storage.directory.arn(identity)
         result.update(queue.attributes)
         result["SqsManagedSseEnabled"] = validation.reported_sqs_managed_sse(queue.attributes)
         # cqs's own attributes: by name with their defaults, under All only when set.
@@ -155,7 +147,7 @@ class Queues:
     async def set_queue_attributes(
         self, identity: QueueIdentity, attributes: Mapping[str, str]
     ) -> None:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         given = validation.normalize_queue_attributes(
             attributes, creating=False, queue_is_fifo=queue.fifo
         )
@@ -164,44 +156,44 @@ class Queues:
         merged = validation.apply_encryption_attributes(queue.attributes, given)
         for cleared in [k for k in dead_letter_policy.CLEARABLE_ATTRIBUTES if merged.get(k) == ""]:
             del merged[cleared]  # an empty policy removes it, as in SQS
-        await self._directory.save(
+        await self._storage.directory.save(
             replace(queue, attributes=merged, last_modified_timestamp=int(self._clock()))
         )
 
     async def purge_queue(self, identity: QueueIdentity) -> None:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         now_ms = self._now_ms()
-        last_purge = await self._catalog.last_purge_ms(queue)
+        last_purge = await self._storage.catalog.last_purge_ms(queue)
         if last_purge is not None and 0 <= now_ms - last_purge < PURGE_INTERVAL_MS:
             raise PurgeQueueInProgress(
                 f"Only one PurgeQueue operation on {identity.name} is allowed every 60 seconds."
             )
-        await self._catalog.record_purge(queue, now_ms)
-        await self._store.purge(queue)
-        await self._cache_fill.purge(queue)
+        await self._storage.catalog.record_purge(queue, now_ms)
+        await self._storage.store.purge(queue)
+        await self._storage.cache_fill.purge(queue)
 
     async def tag_queue(self, identity: QueueIdentity, tags: Mapping[str, str]) -> None:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         validation.validate_tags_given(tags)
         validation.validate_tags(tags, queue.tags.keys(), identity.name)
-        await self._directory.save(replace(queue, tags={**queue.tags, **tags}))
+        await self._storage.directory.save(replace(queue, tags={**queue.tags, **tags}))
 
     async def untag_queue(self, identity: QueueIdentity, tag_keys: Sequence[str]) -> None:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         validation.validate_tag_keys(tag_keys)
         remaining = {k: v for k, v in queue.tags.items() if k not in set(tag_keys)}
-        await self._directory.save(replace(queue, tags=remaining))
+        await self._storage.directory.save(replace(queue, tags=remaining))
 
     async def list_queue_tags(self, identity: QueueIdentity) -> dict[str, str]:
-        return dict((await self._directory.get(identity)).tags)
+        return dict((await self._storage.directory.get(identity)).tags)
 
     async def describe_queue(self, identity: QueueIdentity) -> QueueDescription:
         """The queue as an operator's view shows it (the admin console)."""
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         policy = dead_letter_policy.parse_redrive_policy(queue.attributes.get("RedrivePolicy"))
         return QueueDescription(
             name=identity.name,
-            arn=self._directory.arn(identity),
+            arn=self._storage.directory.arn(identity),
             fifo=queue.fifo,
             attributes=await self.get_queue_attributes(identity, ["All"]),
             tags=dict(queue.tags),
@@ -218,22 +210,22 @@ class Queues:
         account_ids: Sequence[str],
         actions: Sequence[str],
     ) -> None:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         policy = permissions.add_permission(
-            queue.attributes.get("Policy"), self._directory.arn(identity), label, account_ids,
-            actions,
+            queue.attributes.get("Policy"), self._storage.directory.arn(identity), label,
+            account_ids, actions,
         )
-        await self._directory.save(replace(
+        await self._storage.directory.save(replace(
             queue, attributes={**queue.attributes, "Policy": policy},
             last_modified_timestamp=int(self._clock()),
         ))
 
     async def remove_permission(self, identity: QueueIdentity, label: str) -> None:
-        queue = await self._directory.get(identity)
+        queue = await self._storage.directory.get(identity)
         policy = permissions.remove_permission(queue.attributes.get("Policy"), label)
         attributes = {k: v for k, v in queue.attributes.items() if k != "Policy"}
         if policy is not None:
             attributes["Policy"] = policy
-        await self._directory.save(replace(
+        await self._storage.directory.save(replace(
             queue, attributes=attributes, last_modified_timestamp=int(self._clock())
         ))

@@ -57,6 +57,7 @@ from cqs.service.long_poll import LongPollWaiters
 from cqs.service.move_tasks import MoveTasks
 from cqs.service.peeking import MessagePeeker
 from cqs.service.queue_directory import QueueDirectory
+from cqs.service.queue_storage import QueueStorage
 from cqs.service.queues import Queues
 from cqs.service.receiving import Receiver
 from cqs.service.replays import ReplayProgress, Replays
@@ -124,14 +125,13 @@ class QueueService:
             wake=self._waiters.wake,
         )
         fifo = FifoSender(cache, store, self._cache_fill, telemetry=telemetry, clock=clock)
+        storage = QueueStorage(catalog, store, self._directory, self._cache_fill)
         dead_letters = DeadLetters(
-            catalog, store, self._directory, self._cache_fill, fifo,
+            storage, fifo,
             telemetry=telemetry, clock=clock,
         )
         self._dead_letters = dead_letters
-        self._queues = Queues(
-            catalog, store, self._directory, self._cache_fill, dead_letters, clock=clock
-        )
+        self._queues = Queues(storage, dead_letters, clock=clock)
         self._sender = Sender(
             store, self._cache_fill, fifo, sender_id=home.account_id, telemetry=telemetry, clock=clock
         )
@@ -155,7 +155,7 @@ class QueueService:
         )
         # Consumer groups (#19): a send's messages are copied to the queue's groups.
         self._consumer_groups = ConsumerGroups(
-            catalog, store, self._directory, self._cache_fill, dead_letters, self._queues,
+            storage, dead_letters, self._queues,
             self._sender.store_and_cache, ttl_seconds=tuning.metadata_ttl_seconds, clock=clock,
         )
         self._sender.fan_out = self._consumer_groups.fan_out
