@@ -76,7 +76,11 @@ class TimeScale:
 
     @property
     def twcs_window_real_minutes(self) -> int:
-        return self._exact(self.twcs_window_minutes * 60, "the TWCS window") // 60
+        real_seconds = self._exact(self.twcs_window_minutes * 60, "the TWCS window")
+        if real_seconds % 60:  # TWCS's smallest unit is the minute
+            raise ValueError(f"the TWCS window ({self.twcs_window_minutes} simulated minutes)"
+                             f" / scale {self.factor} is not a whole number of minutes")
+        return real_seconds // 60
 
     def compaction(self, strategy: str) -> dict[str, str]:
         """The `compaction` map of `strategy`, its clock-based options scaled."""
