@@ -58,12 +58,18 @@ from benchmarks.harness.compaction_probes import (  # noqa: E402
     FillTrace,
     TimeScale,
     TracedStore,
+    compactions_so_far,
     jvm_cpu_seconds,
     set_strategy,
     table_disk,
 )
 from benchmarks.harness.report import command_line, git_commit, host_lines, write_section  # noqa: E402
-from cqs.cassandra_store import CassandraConnection, CassandraMessageStore, connect  # noqa: E402
+from cqs.cassandra_store import (  # noqa: E402
+    CassandraConnection,
+    CassandraMessageStore,
+    CassandraSession,
+    connect,
+)
 from cqs.cassandra_store.schema import MESSAGES_TABLE  # noqa: E402
 from cqs.domain.model import Queue  # noqa: E402
 from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
@@ -83,6 +89,8 @@ class Sample:
     trace: FillTrace
     disk_bytes: int
     sstables: int
+    compactions: int  # of the message table, since the start
+    compacted_bytes: int  # read by those compactions
     sent: int  # acknowledged sends since the previous sample
     seconds: float  # real seconds since the previous sample
     cpu_seconds: float | None  # the JVM's, since the previous sample, the traced fill left out
@@ -120,7 +128,7 @@ async def run_strategy(strategy: str, args: argparse.Namespace, scale: TimeScale
         try:
             run.compaction = await set_strategy(session, strategy, scale)
             traced = await TracedStore.open(session, keyspace, scale)
-            await drive(run, store, traced, node, keyspace, args, scale)
+            await drive(run, store, session, traced, node, keyspace, args, scale)
         finally:
             await store.close()
     finally:
@@ -129,7 +137,8 @@ async def run_strategy(strategy: str, args: argparse.Namespace, scale: TimeScale
     return run
 
 
-async def drive(run: Run, store: CassandraMessageStore, traced: TracedStore,
+async def drive(run: Run, store: CassandraMessageStore, store_session: CassandraSession,
+                traced: TracedStore,
                 node: EmbeddedCassandra, keyspace: str, args: argparse.Namespace,
                 scale: TimeScale) -> None:
     queue = Queue(name="bench", queue_id=str(uuid.uuid4()), attributes={
@@ -158,6 +167,8 @@ async def drive(run: Run, store: CassandraMessageStore, traced: TracedStore,
             trace = await traced.fill(queue, FILL_PAGE_SIZE)
             cpu_after_trace = jvm_cpu_seconds(node.pid)
             disk_bytes, sstables = table_disk(node.data_dir, keyspace, MESSAGES_TABLE)
+            compactions, compacted = await compactions_so_far(store_session, keyspace,
+                                                              MESSAGES_TABLE)
             cpu = None
             if None not in (previous_cpu, cpu_before_trace, cpu_after_trace):
                 assert previous_cpu is not None and cpu_before_trace is not None
@@ -166,6 +177,7 @@ async def drive(run: Run, store: CassandraMessageStore, traced: TracedStore,
             now = time.monotonic()
             sample = Sample(scale.simulated_hours(began - started), sum(scanned.values()),
                             (ended - began) * 1000, trace, disk_bytes, sstables,
+                            compactions, compacted,
                             load.sent - previous_sent, now - previous_at, cpu)
             previous_sent, previous_at = load.sent, now
             run.samples.append(sample)
@@ -205,6 +217,7 @@ def sample_cells(sample: Sample) -> list[str]:
         f"{sample.simulated_hour:.1f}", f"{sample.live:,}", f"{sample.fill_ms:.0f}",
         f"{trace.message_tombstones:,}{untraced}", f"{trace.index_tombstones:,}", per_live,
         f"{mean(merged):.2f} / {max(merged, default=0)}", str(sample.sstables),
+        f"{sample.compactions} / {sample.compacted_bytes / 2**20:.0f}",
         f"{sample.disk_bytes / 2**20:.1f}", disk_per_live, cpu_per_message(sample),
         f"{sample.sent / sample.seconds:.0f}" if sample.seconds else "n/a",
     ]
@@ -214,13 +227,14 @@ def sample_line(sample: Sample) -> str:
     cells = sample_cells(sample)
     return (f"h {cells[0]:>4}  live {cells[1]:>6}  fill {cells[2]:>5} ms  tombstones "
             f"{cells[3]:>8} (+{cells[4]} index, {cells[5]}/live)  sstables merged {cells[6]}"
-            f"  on disk {cells[7]} sstables {cells[8]} MiB ({cells[9]} B/live)"
-            f"  cpu {cells[10]} µs/msg  {cells[11]} msg/s")
+            f"  compactions/MiB {cells[8]}  on disk {cells[7]} sstables {cells[9]} MiB"
+            f" ({cells[10]} B/live)  cpu {cells[11]} µs/msg  {cells[12]} msg/s")
 
 
 HEADER = ("| simulated hour | live messages | fill ms | tombstones scanned (messages) | "
           "tombstones scanned (bucket index) | message tombstones per live message | "
-          "sstables merged per partition read (mean / max) | sstables | MiB on disk | "
+          "sstables merged per partition read (mean / max) | sstables | compactions / MiB "
+          "compacted so far | MiB on disk | "
           "bytes on disk per live message | Cassandra CPU µs per message sent | sends/s |")
 
 
@@ -258,7 +272,7 @@ def markdown(runs: list[Run], args: argparse.Namespace, scale: TimeScale) -> str
             f"{run.final_live:,} left by the final scan; lost **{len(run.verdict.lost)}**, "
             f"resurrected **{len(run.verdict.resurrected)}**, read twice "
             f"**{len(run.verdict.read_twice)}**, errors {run.verdict.errors}.", "",
-            HEADER, "|" + "---|" * 12,
+            HEADER, "|" + "---|" * 13,
         ]
         lines += ["| " + " | ".join(sample_cells(s)) + " |" for s in run.samples]
         lines.append("")
@@ -268,7 +282,9 @@ def markdown(runs: list[Run], args: argparse.Namespace, scale: TimeScale) -> str
         "the same fill again with query tracing, the sum of Cassandra's \"Read N live rows "
         "and M tombstone cells\" over every partition it read, in the message table and in "
         "the bucket index. *sstables merged*: Cassandra's \"Merged data from memtables and "
-        "N sstables\" per message partition read. *on disk*: every file of the message "
+        "N sstables\" per message partition read. *compactions*: the message table's, "
+        "from `system.compaction_history`, with the bytes they read. *on disk*: every "
+        "file of the message "
         "table's data directory (the memtable not included). *CPU*: the Cassandra JVM's "
         "user + system time since the previous sample (flushes, compaction, the read-backs "
         "and the timed fill included; the traced fill and fetching its traces left out) over "

@@ -4,7 +4,8 @@ Owns the time compression (`TimeScale`: every clock-based setting divided by one
 the compaction options of each strategy under test, scaled by it, and the probes of one
 sample: a cache fill run with driver query tracing (the tombstone cells and live rows each
 partition read stepped over, as Cassandra's traces say, and how many sstables it merged),
-the bytes and sstables of a table's data directory, and the JVM's CPU time from /proc.
+the compactions of a table so far (system.compaction_history), the bytes and sstables of
+its data directory, and the JVM's CPU time from /proc.
 Imports the Cassandra store and the driver (for tracing); the entry script imports this.
 """
 
@@ -220,7 +221,17 @@ class TracedStore:
         return found
 
 
-# --- disk and CPU ------------------------------------------------------------------------
+# --- compaction, disk and CPU -------------------------------------------------------------
+
+async def compactions_so_far(session: CassandraSession, keyspace: str, table: str
+                             ) -> tuple[int, int]:
+    """(compactions, bytes read by them) of the table, from system.compaction_history."""
+    history = await session.read(
+        "SELECT keyspace_name, columnfamily_name, bytes_in FROM system.compaction_history")
+    mine = [row for row in history
+            if row.keyspace_name == keyspace and row.columnfamily_name == table]
+    return len(mine), sum(int(row.bytes_in or 0) for row in mine)
+
 
 def table_disk(data_dir: Path, keyspace: str, table: str) -> tuple[int, int]:
     """(bytes of every file, live sstables) in the table's data directory (snapshots and
