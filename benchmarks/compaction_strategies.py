@@ -91,8 +91,8 @@ class Sample:
     sstables: int
     compactions: int  # of the message table, since the start
     compacted_bytes: int  # read by those compactions
-    sent: int  # acknowledged sends since the previous sample
-    seconds: float  # real seconds since the previous sample
+    sent: int  # acknowledged sends over the span of `cpu_seconds`
+    seconds: float  # that span: from the previous sample's traced fill to this one's
     cpu_seconds: float | None  # the JVM's, since the previous sample, the traced fill left out
 
 
@@ -164,8 +164,10 @@ async def drive(run: Run, store: CassandraMessageStore, store_session: Cassandra
             ended = time.monotonic()
             ledger.check_scan(scanned, began, ended)
             cpu_before_trace = jvm_cpu_seconds(node.pid)
+            sent, at = load.sent, time.monotonic()  # the span of the CPU figure ends here
             trace = await traced.fill(queue, FILL_PAGE_SIZE)
             cpu_after_trace = jvm_cpu_seconds(node.pid)
+            previous_sent_next, previous_at_next = load.sent, time.monotonic()
             disk_bytes, sstables = table_disk(node.data_dir, keyspace, MESSAGES_TABLE)
             compactions, compacted = await compactions_so_far(store_session, keyspace,
                                                               MESSAGES_TABLE)
@@ -174,12 +176,11 @@ async def drive(run: Run, store: CassandraMessageStore, store_session: Cassandra
                 assert previous_cpu is not None and cpu_before_trace is not None
                 cpu = cpu_before_trace - previous_cpu
                 previous_cpu = cpu_after_trace
-            now = time.monotonic()
             sample = Sample(scale.simulated_hours(began - started), sum(scanned.values()),
                             (ended - began) * 1000, trace, disk_bytes, sstables,
                             compactions, compacted,
-                            load.sent - previous_sent, now - previous_at, cpu)
-            previous_sent, previous_at = load.sent, now
+                            sent - previous_sent, at - previous_at, cpu)
+            previous_sent, previous_at = previous_sent_next, previous_at_next
             run.samples.append(sample)
             print(f"{run.strategy:5} {sample_line(sample)}  checks: "
                   f"{ledger.verdict.problems()}", flush=True)
