@@ -126,7 +126,7 @@ async def run_strategy(strategy: str, args: argparse.Namespace, scale: TimeScale
             session, bucket_seconds=scale.bucket_seconds,
             closed_bucket_slack_seconds=scale.closed_slack_seconds, owns_session=True)
         try:
-            run.compaction = await set_strategy(session, strategy, scale)
+            run.compaction = await set_strategy(session, keyspace, strategy, scale)
             traced = await TracedStore.open(session, keyspace, scale)
             await drive(run, store, session, traced, node, keyspace, args, scale)
         finally:

@@ -110,12 +110,14 @@ def compaction_literal(options: dict[str, str]) -> str:
     return "{" + ", ".join(f"'{key}': '{value}'" for key, value in options.items()) + "}"
 
 
-async def set_strategy(session: CassandraSession, strategy: str, scale: TimeScale) -> str:
+async def set_strategy(
+    session: CassandraSession, keyspace: str, strategy: str, scale: TimeScale
+) -> str:
     """ALTER the message tables to `strategy` and the scaled flush period; the map set."""
     literal = compaction_literal(scale.compaction(strategy))
     for table in STRATEGY_TABLES:
         await session.change_schema(
-            f"ALTER TABLE {table} WITH compaction = {literal}"
+            f"ALTER TABLE {keyspace}.{table} WITH compaction = {literal}"
             f" AND memtable_flush_period_in_ms = {scale.flush_period_ms}"
         )
     return literal
@@ -175,11 +177,12 @@ class TracedStore:
         cluster = session.driver_cluster
         read_consistency, write_consistency = (
             ConsistencyLevel.name_to_value[name] for name in session.consistency)
-        driver_session = await asyncio.to_thread(cluster.connect, keyspace)
+        driver_session = await asyncio.to_thread(cluster.connect)
         driver_session.default_fetch_size = None  # as connect() sets it: no driver paging
         driver = _TracingDriverSession(driver_session)
         traced = CassandraSession(
-            cluster, driver, read_consistency, write_consistency,  # type: ignore[arg-type]
+            cluster, driver, keyspace,  # type: ignore[arg-type]
+            read_consistency, write_consistency,
             session.request_timeout, release_version=session.release_version,
         )
         store = CassandraMessageStore(
