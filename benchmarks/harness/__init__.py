@@ -14,7 +14,8 @@
 - report writing: `report` (the machine, the commit, the command line, a doc's generated
   section) and `fill_report`;
 - the parts of one benchmark: `fill_drain`, `fill_probes` (cache_fill.py),
-  `delete_checks`, `delete_layouts` (cassandra_deletes.py).
+  `delete_checks`, `delete_layouts` (cassandra_deletes.py), `compaction_load`,
+  `compaction_probes` (compaction_strategies.py).
 
 An entry script (`python benchmarks/<name>.py`) puts the repository root on sys.path and
 imports these as `benchmarks.harness.<module>`: which servers, which load, which table.
