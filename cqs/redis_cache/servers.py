@@ -69,6 +69,26 @@ def command_never_sent(error: BaseException) -> bool:
     )
 BUSY_MESSAGE = "The server is busy; retry the request."
 
+
+def closed_transport(error: BaseException) -> bool:
+    """Whether uvloop refused a write to a connection already closed (a node killed while
+    redis-py opened or used it): uvloop raises RuntimeError there, where asyncio's own
+    loop drops the write and redis-py sees the connection error that follows."""
+    return isinstance(error, RuntimeError) and "handler is closed" in str(error)
+
+
+async def _run_translated(
+    operation: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """`operation`, with a write to a closed connection raised as the connection error
+    it is, so it fails like any lost connection (never as an unexpected error)."""
+    try:
+        return await operation(*args, **kwargs)
+    except RuntimeError as exc:
+        if not closed_transport(exc):
+            raise
+        raise RedisConnectionError(f"Connection closed under the call: {exc}") from exc
+
 # Told about every Redis call: (backend, server label, operation, seconds, ok).
 BackendObserver = Callable[[str, str, str, float, bool], None]
 # Told about every call that had to wait for a slot: (backend, server label, seconds waited,
@@ -243,7 +263,7 @@ class RedisServer:
         ok = False
         try:
             try:
-                result = await operation(*args, **kwargs)
+                result = await _run_translated(operation, *args, **kwargs)
             except _UNANSWERED as exc:
                 # The pool's idle connections may have died with the server: drop them, so
                 # that once it is back every call gets a fresh connection instead of failing
@@ -257,7 +277,7 @@ class RedisServer:
                 # The server is up and the command never left (its connection was not made
                 # in time, as on a starved event loop): once more is safe.
                 try:
-                    result = await operation(*args, **kwargs)
+                    result = await _run_translated(operation, *args, **kwargs)
                 except _UNANSWERED as again:
                     raise StorageBusy(BUSY_MESSAGE) from again
             ok = True
