@@ -267,8 +267,6 @@ def build_cluster(
         )
     if connection.ssl_context is not None:
         options["ssl_context"] = connection.ssl_context
-    if (quiet_timers := reactor.connection_class()) is not None:
-        options["connection_class"] = quiet_timers
     cluster = Cluster(
         contact_points=[host for host, _ in endpoints],
         port=ports.pop(),
@@ -282,6 +280,7 @@ def build_cluster(
         idle_heartbeat_timeout=connection.heartbeat_timeout,
         reconnection_policy=reconnection or reconnection_policy(connection),
         conviction_policy_factory=TimeoutConvictionPolicy,
+        connection_class=reactor.connection_class(),
         **options,
     )
     return cluster

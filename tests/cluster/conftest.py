@@ -43,7 +43,7 @@ from benchmarks.harness.sqs_wire import (
     error_code,
     send_messages,
 )
-from cqs.cassandra_store import schema
+from cqs.cassandra_store import reactor, schema
 from tests.fixtures.cqs_server import CqsProcess
 
 VISIBILITY_SECONDS = 30  # longer than any phase of a test: every repeat would be early
@@ -220,6 +220,7 @@ def message_ids_on_node(contact_point: str, keyspace: str, consistency: str = "O
     cluster = Cluster(
         contact_points=[host], port=int(port),  # protocol negotiated
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        connection_class=reactor.connection_class(),  # as cqs's: whole v5 segments
     )  # fmt: skip
     try:
         session = cluster.connect()
