@@ -157,6 +157,12 @@ class StorageUnavailable(StorageError):
     """A backend (Redis or Cassandra) could not be reached in time; the client may retry."""
 
 
+class CacheUnreachable(StorageUnavailable):
+    """Redis did not answer, yet may still hold its data and serve other processes (a
+    stall, a cut link, a replica taking over): what it hands out meanwhile is unknown, so
+    nothing may be handed out from the store in its place."""
+
+
 class StorageBusy(StorageError):
     """A local limit held a backend call back too long (a full connection pool, a slow event
     loop): back-pressure, not an outage. The backend is up; the client may retry."""

@@ -8,7 +8,8 @@ Owns how these two reach Redis:
   shares the queue's hash tag). Script calls go through an auto-pipeline per node (as on a
   single server), and through the cluster client when a node redirects them. The breaker is
   the whole cluster's: while a primary is down and not yet replaced, its calls fail as
-  `StorageUnavailable` and the service serves from Cassandra, as for one server;
+  `CacheUnreachable` (the replica taking over has the data, so nothing is handed out from
+  Cassandra in its place: receives wait for the failover, sends are kept in Cassandra);
 - `SentinelServer` is a single server whose connections ask the Sentinels for the current
   primary, and drop themselves when the server they reach has become a replica.
 Imports redis and this package; never the service or aiohttp.
@@ -57,6 +58,8 @@ CLUSTER_ATTEMPTS = 2
 class _TopologyServer(RedisServer):
     """A cluster or Sentinel topology as one server of the pool, named by the topology."""
 
+    replicated = True  # a promoted replica comes up with the data: never "gone"
+
     def __init__(
         self,
         topology: RedisTopology,
@@ -77,7 +80,7 @@ class ClusterServer(_TopologyServer):
 
     # A slot without a primary (failover under way), a multi-key script meeting a slot in
     # migration (TRYAGAIN) after the client's retries: the cluster is up but cannot take
-    # the call now; the service serves from Cassandra and refills the queue's cache.
+    # the call now (CacheUnreachable: the service waits for it, keeping sends in Cassandra).
     refusing = (*RedisServer.refusing, ClusterError, RedisClusterException, TryAgainError)
 
     def _new_client(self, *, max_connections: int | None, socket_timeout: float | None = None) -> Redis:

@@ -6,7 +6,10 @@ Owns how one call reaches one server and what its failure means:
   `StorageBusy`. A full pool is back-pressure, never an outage;
 - failure: a connection error or timeout is an outage only when a probe on a fresh
   connection also fails (one probe at a time per server). Then the breaker opens and the call
-  raises `StorageUnavailable`, which lets the service serve from Cassandra. If the probe
+  raises `StorageUnavailable` when the server is gone with its data (a standalone server
+  refusing connections: it keeps nothing across a restart), which lets the service serve
+  from Cassandra, and `CacheUnreachable` when it may live on with its data (a timeout, a
+  cut link, a replicated topology), which does not. If the probe
   answers, the server is up and the process was merely slow: a call whose connection was
   never made runs once more (its command never left), any other raises `StorageBusy`;
 - the breaker (`ServerBreaker`), which makes calls fail fast for a moment after an outage;
@@ -40,7 +43,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, ReadOnlyError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from cqs.domain.errors import StorageBusy, StorageUnavailable
+from cqs.domain.errors import CacheUnreachable, StorageBusy, StorageUnavailable
 from cqs.redis_cache.pipelining import ScriptPipeline
 from cqs.redis_cache.scripts import QueueScripts, register_scripts
 
@@ -68,6 +71,17 @@ def command_never_sent(error: BaseException) -> bool:
         "connecting to" in str(error)
     )
 BUSY_MESSAGE = "The server is busy; retry the request."
+
+
+def connection_refused(error: BaseException | None) -> bool:
+    """Whether connecting was refused: nothing listens on the server's port (redis-py
+    raises its own ConnectionError from the socket's ConnectionRefusedError)."""
+    seen = 0
+    while error is not None and seen < 5:
+        if isinstance(error, ConnectionRefusedError):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
 
 
 def closed_transport(error: BaseException) -> bool:
@@ -150,20 +164,24 @@ class ServerBreaker:
         self._down_seconds = down_seconds
         self._clock = clock
         self._down_until: float | None = None
+        self._outage: type[StorageUnavailable] = CacheUnreachable
 
     @property
     def is_down(self) -> bool:
         return self._down_until is not None and self._clock() < self._down_until
 
     def check(self) -> None:
-        """Raise StorageUnavailable while the server is remembered as down."""
+        """Raise the outage's error while the server is remembered as down."""
         if self.is_down:
-            raise StorageUnavailable(UNAVAILABLE_MESSAGE)
+            raise self._outage(UNAVAILABLE_MESSAGE)
 
-    def record_failure(self, error: BaseException) -> None:
+    def record_failure(
+        self, error: BaseException, outage: type[StorageUnavailable] = CacheUnreachable
+    ) -> None:
         if self._down_until is None:
             log.warning("Redis server %s is unreachable: %r", self._server, error)
         self._down_until = self._clock() + self._down_seconds
+        self._outage = outage
 
     def record_success(self) -> None:
         if self._down_until is not None:
@@ -196,6 +214,9 @@ class RedisServer:
 
     # Answers that mean "up, but not taking this call now": the service uses Cassandra.
     refusing: tuple[type[BaseException], ...] = _REFUSING
+    # Whether the data outlive a node that is down (replicas): then no failure says the
+    # cache is gone, and none lets the service hand messages out from Cassandra.
+    replicated = False
 
     def __init__(
         self,
@@ -222,6 +243,7 @@ class RedisServer:
         self._in_use = 0
         self._waiting = 0
         self._probe: asyncio.Future[bool] | None = None
+        self._probe_error: BaseException | None = None  # why the last probe failed
 
     def _new_script_pipeline(self) -> ScriptPipeline:
         return ScriptPipeline(
@@ -270,8 +292,9 @@ class RedisServer:
                 # once per stale one.
                 await self._drop_idle_connections()
                 if not await self._answers_probe():
-                    self.breaker.record_failure(exc)
-                    raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
+                    outage = self._outage_of(self._probe_error)
+                    self.breaker.record_failure(exc, outage)
+                    raise outage(UNAVAILABLE_MESSAGE) from exc
                 if not command_never_sent(exc):
                     raise StorageBusy(BUSY_MESSAGE) from exc
                 # The server is up and the command never left (its connection was not made
@@ -282,7 +305,10 @@ class RedisServer:
                     raise StorageBusy(BUSY_MESSAGE) from again
             ok = True
         except self.refusing as exc:
-            raise StorageUnavailable(UNAVAILABLE_MESSAGE) from exc
+            # A full server (out of memory) refuses every script that writes, receives too;
+            # a read-only one is a replica, or a primary demoted with its data.
+            gone = isinstance(exc, OutOfMemoryError) and not self.replicated
+            raise (StorageUnavailable if gone else CacheUnreachable)(UNAVAILABLE_MESSAGE) from exc
         finally:
             self._in_use -= 1
             self._slots.release()
@@ -328,6 +354,12 @@ class RedisServer:
         with contextlib.suppress(Exception):
             await self.client.connection_pool.disconnect(inuse_connections=False)
 
+    def _outage_of(self, probe_error: BaseException | None) -> type[StorageUnavailable]:
+        """StorageUnavailable when the server is gone with its data, else CacheUnreachable."""
+        if not self.replicated and connection_refused(probe_error):
+            return StorageUnavailable
+        return CacheUnreachable
+
     async def _answers_probe(self) -> bool:
         """Whether the server answers a PING on a fresh connection; one probe at a time."""
         if self._probe is None or self._probe.done():
@@ -339,7 +371,8 @@ class RedisServer:
         try:
             await client.ping()
             return True
-        except Exception:
+        except Exception as exc:
+            self._probe_error = exc
             return False
         finally:
             with contextlib.suppress(Exception):

@@ -19,7 +19,12 @@ import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
 
-from cqs.domain.errors import StorageError, StorageUnavailable
+from cqs.domain.errors import (
+    CacheUnreachable,
+    StorageBusy,
+    StorageError,
+    StorageUnavailable,
+)
 from cqs.domain.model import (
     CacheState,
     Deduplication,
@@ -272,14 +277,18 @@ class CacheFiller:
     async def _settle_with_cache(self, queue: Queue, claimed: Mapping[str, int]) -> set[str]:
         """Which claimed messages may go out, as the cache sees them now (it may have become
         READY or loaded them since the store was read): hidden there too, and not one the
-        cache handed out or deleted meanwhile. Without Redis, all of them (a later fill
-        reads the claims)."""
+        cache handed out or deleted meanwhile. All of them when Redis is gone with its
+        data (a later fill reads the claims); none when it does not answer yet may live on,
+        as READY with them visible: their claims keep them hidden until they end, and a
+        fill loads them in flight, so they come back after the visibility timeout."""
         if not claimed:
             return set()
         try:
             return await self._fill_port.hide_store_deliveries(
                 queue.identity, self._now_ms(), claimed
             )
+        except (CacheUnreachable, StorageBusy):
+            return set()
         except StorageError:
             return set(claimed)
 

@@ -5,8 +5,9 @@ the long-poll loop (look, then wait to be woken or for the wait time to pass), o
 over the cache with the dead-letter check, the fallback when the cache is not ready, and
 the telemetry of deliveries. Standard and FIFO queues differ in the cache call (FIFO's
 keeps group order and locks) and in the fallback: a standard queue is served from the store
-(Return-From-Cassandra) while its cache is refilled; a FIFO queue gets nothing meanwhile,
-since only the cache knows which groups are locked. Imports model, errors, validation,
+(Return-From-Cassandra) while its cache is absent, being filled or gone with its Redis; a
+FIFO queue gets nothing meanwhile, since only the cache knows which groups are locked.
+Neither is served while the queue's Redis is unreachable but may live on with its data. Imports model, errors, validation,
 ports and sibling mechanisms; never an adapter.
 """
 
@@ -15,7 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from cqs.domain import validation
-from cqs.domain.errors import StorageBusy, StorageError, StorageUnavailable
+from cqs.domain.errors import (
+    CacheUnreachable,
+    StorageBusy,
+    StorageError,
+    StorageUnavailable,
+)
 from cqs.domain.model import (
     Delivery,
     Queue,
@@ -109,7 +115,13 @@ class Receiver:
     async def receive_once(
         self, queue: Queue, count: int, timeout: int, attempt_id: str | None = None
     ) -> list[Delivery]:
-        """One look at the queue: up to `count` deliveries, hidden for `timeout` seconds."""
+        """One look at the queue: up to `count` deliveries, hidden for `timeout` seconds.
+
+        From the store while the cache is absent or being filled, or its Redis is gone
+        with its data; nothing while that Redis is unreachable but may live on
+        (`CacheUnreachable`: a stall, a cut link, a failover): other processes may be
+        handing the same messages out of it (issue 26). Sends still succeed meanwhile
+        (the store holds them) and are delivered once Redis answers."""
         now_ms = int(self._clock() * 1000)
         nonces = [new_nonce() for _ in range(count)]
         try:
@@ -120,7 +132,10 @@ class Receiver:
             )
             if outcome is not None and outcome.dead_letters and dead_letter_queue is not None:
                 await self._dead_letters.move(queue, dead_letter_queue, outcome.dead_letters)
-        except StorageUnavailable:
+        except CacheUnreachable:
+            self._telemetry.serving_from_store(queue.name, False)
+            return []
+        except StorageUnavailable:  # Redis is gone, and its cache with it
             outcome = None
         if outcome is not None:
             deliveries, from_cache = outcome.deliveries, True

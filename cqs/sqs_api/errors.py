@@ -224,6 +224,7 @@ ERROR_TABLE: Mapping[type[errors.CqsError], WireError] = {
     ),
     # the service
     errors.StorageUnavailable: _unavailable("The service is unavailable. Please retry the request."),
+    errors.CacheUnreachable: _unavailable("The service is unavailable. Please retry the request."),
     errors.StorageError: _unavailable("The service is unavailable. Please retry the request."),
     errors.StorageBusy: _unavailable("The service is busy. Please retry the request."),
     errors.UnsupportedOperation: _aws(
