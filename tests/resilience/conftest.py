@@ -415,6 +415,12 @@ class Ledger:
                     early.append((message_id, round(due - current.at, 2)))
         return early
 
+    def receipts_of(self, message_id: str) -> list[Receipt]:
+        """The receipts of one id, in the order they were answered (for failure reports)."""
+        with self.lock:
+            return sorted((r for r in self.receipts if r.message_id == message_id),
+                          key=lambda r: r.at)
+
     def errors(self) -> Counter[str]:
         with self.lock:
             return Counter(f"{c.action}:{c.outcome}" for c in self.calls if c.outcome != "ok")

@@ -150,19 +150,25 @@ RECEIVE_VISIBILITY = 60  # longer than the whole test: any second receipt of an 
 
 
 @pytest.mark.timeout(150)
-def test_two_processes_serving_from_the_store_during_a_redis_stall_hand_out_each_message_once(
-    fault_redis: FaultyRedis, start_api: StartApi
+@pytest.mark.parametrize("fault", ["stall", "crash"])
+def test_two_receiving_processes_hand_out_each_message_once_through_a_redis_fault(
+    fault: str, fault_redis: FaultyRedis, start_api: StartApi
 ) -> None:
-    """A backlog waits in the queue; Redis stalls; long polls on two processes take it
-    (each delivery deleted at once, as consumers do). While the stall lasts both serve the
-    queue from Cassandra, and a delete (its cache half times out) takes a second or more:
-    a message one process handed out must not be handed out by the other meanwhile, nor
-    again from the cache refilled once Redis answers. Checked by message id: none lost,
-    none handed out again before its visibility timeout, none after its delete.
-    Wall clock: the stall must outlast the Redis socket timeout (1 s) so that receives fall
-    back to the store, and it is the fault injected."""
+    """A backlog waits in the queue; Redis stalls (SIGSTOP, data kept) or crashes (then
+    restarts empty); long polls on two processes take the backlog (each delivery deleted
+    at once, as consumers do). A message one process handed out must not be handed out by
+    the other, nor again from the cache once Redis answers. Checked by message id: none
+    lost, none handed out again before its visibility timeout, none after its delete.
+
+    - stall: a Redis that does not answer may still hold its data and hand it out to
+      others (a cut link looks the same), so nothing is handed out from Cassandra in its
+      place: no receive is answered with messages before Redis resumes.
+    - crash: the cache is gone with its Redis, so both processes serve the queue from
+      Cassandra, each delivery claimed there; the refill loads claimed ones in flight.
+    Wall clock: the fault must outlast the Redis socket timeout (1 s) so that receives
+    meet it, and it is the fault injected."""
     servers = [start_api() for _ in range(RECEIVING_SERVERS)]
-    queue = f"stall-receive-{uuid.uuid4().hex[:10]}"
+    queue = f"{fault}-receive-{uuid.uuid4().hex[:10]}"
     url = sqs_client(servers[0].url).create_queue(QueueName=queue)["QueueUrl"]
     ledger = Ledger()
 
@@ -193,26 +199,46 @@ def test_two_processes_serving_from_the_store_during_a_redis_stall_hand_out_each
         threading.Thread(target=consume, args=(server.url,), daemon=True)
         for server in servers for _ in range(POLLS_PER_SERVER)
     ]  # fmt: skip
-    fault_redis.pause()
+    faulted_at = time.monotonic()
+    if fault == "stall":
+        fault_redis.pause()
+    else:
+        fault_redis.kill()
     try:
         for thread in consumers:
             thread.start()
         time.sleep(RECEIVE_STALL_SECONDS)
-        fault_redis.resume()
+        healed_at = time.monotonic()
+        if fault == "stall":
+            fault_redis.resume()
+        else:
+            fault_redis.restart()
         wait_until(lambda: not ledger.lost(), 60, pause=0.5)
     finally:
-        fault_redis.resume()
+        if fault == "stall":
+            fault_redis.resume()
         stop_receiving.set()
         for thread in consumers:
             thread.join(timeout=30)
 
     early = ledger.early_redeliveries()
     served = Counter(receipt.via for receipt in ledger.receipts)
+    during = Counter(receipt.via for receipt in ledger.receipts if receipt.at < healed_at)
     print(ledger.summary())
-    print(f"receipts by server {dict(served)}; handed out again early: {len(early)}: {early[:10]}")
+    print(f"receipts by server {dict(served)}, during the fault {dict(during)};"
+          f" handed out again early: {len(early)}: {early[:10]}")
+    print(f"Redis {fault} at 0.00 s, healed at {healed_at - faulted_at:.2f} s")
+    for message_id, _ in early[:10]:
+        for receipt in ledger.receipts_of(message_id):
+            print(f"  {message_id} via {receipt.via}: asked {receipt.asked - faulted_at:.2f} s,"
+                  f" answered {receipt.at - faulted_at:.2f} s")
     lost = ledger.lost()
     assert not lost, f"lost {len(lost)} of {BACKLOG}: {lost[:10]}"
     assert len(served) == RECEIVING_SERVERS, "one process served everything: no contention"
+    if fault == "stall":
+        assert not during, "messages handed out from Cassandra while Redis held them"
+    else:
+        assert len(during) == RECEIVING_SERVERS, "not both processes served from Cassandra"
     assert not early, f"{len(early)} handed out again before their visibility timeout"
     assert not ledger.resurrected()
     assert not ledger.unexpected()
