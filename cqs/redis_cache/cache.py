@@ -2,8 +2,9 @@
 
 Owns the cache's operations on one queue: each is one Lua script call (or one pipelined
 read) on the server the ring picks for the queue. The rest of the adapter lives beside it:
-how a call reaches its server and what its failure means (`StorageBusy` or
-`StorageUnavailable`) is `servers.py`'s; script arguments and replies, `replies.py`'s; the
+the fill operations (state, lease, loads, settling store deliveries) are
+`fill_scripts.py`'s, inherited; how a call reaches its server and what its failure means (`StorageBusy` or
+`StorageUnavailable` / `CacheUnreachable`) is `servers.py`'s; script arguments and replies, `replies.py`'s; the
 pub/sub arrivals feed, `arrivals.py`'s; the sweeps over every server, `sweep.py`'s; and the
 operators' reads, `inspector.py`'s. This class delegates to them, so callers see one
 adapter. Imports model, errors and its own package; never the service, aiohttp or
@@ -18,15 +19,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from cqs.domain.model import (
     DEDUPLICATION_INTERVAL_MS,
     Admission,
     AdmissionOutcome,
     CachedMessageState,
-    CacheState,
-    Deduplication,
     DeduplicationClaim,
     DeleteOutcome,
     FifoAdmission,
@@ -38,13 +37,11 @@ from cqs.domain.model import (
 )
 from cqs.redis_cache import sweep
 from cqs.redis_cache.arrivals import Arrivals, shard_arrivals_of
+from cqs.redis_cache.fill_scripts import FIFO_KEYS_TTL_MS, CacheFillScripts
 from cqs.redis_cache.inspector import QueueStats, RedisInspector
 from cqs.redis_cache.keys import (
-    STATE_FILLING_PREFIX,
-    STATE_READY,
     QueueKeys,
     arrivals_channel,
-    filling_state,
     script_keys,
 )
 from cqs.redis_cache.pool import ServerPool
@@ -52,7 +49,6 @@ from cqs.redis_cache.replies import (
     decode_receive,
     dedup_field,
     encode_batch,
-    encode_load_batch,
 )
 from cqs.redis_cache.servers import (
     BackendObserver,
@@ -67,11 +63,9 @@ RECEIVE_ATTEMPT_MS = DEDUPLICATION_INTERVAL_MS
 # How long a FIFO send's admission holds its deduplication key before the send is stored:
 # longer than any store write takes, so a retry never slips past a send still storing.
 ADMISSION_LEASE_MS = 60_000
-# A queue's deduplication and sequence keys lapse as a whole after this long without sends.
-FIFO_KEYS_TTL_MS = 2 * DEDUPLICATION_INTERVAL_MS
 
 
-class RedisMessageCache:
+class RedisMessageCache(CacheFillScripts):
     """The hot copy of every queue, each queue on the server the ring picks for it."""
 
     def __init__(
@@ -114,71 +108,6 @@ class RedisMessageCache:
 
     def _channel(self, queue: QueueIdentity) -> str:
         return arrivals_channel(queue, self._pool.clustered)
-
-    # --- fill -----------------------------------------------------------------------------
-
-    async def state(self, queue: QueueIdentity) -> CacheState:
-        server = self._pool.holder_of(queue)
-        key = QueueKeys(queue).state
-        value = cast("str | None", await self._pool.call(server, server.client.get, key))
-        if value is None:
-            return CacheState.ABSENT
-        if value == STATE_READY:
-            return CacheState.READY
-        if value.startswith(STATE_FILLING_PREFIX):
-            return CacheState.FILLING
-        raise ValueError(f"unexpected cache state {value!r} for queue {queue.key!r}")
-
-    async def begin_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
-        reply = await self._script(
-            queue, "begin_fill", [filling_state(owner), lease_ms, queue.key]
-        )
-        return bool(reply)
-
-    async def renew_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
-        reply = await self._script(queue, "renew_fill", [filling_state(owner), lease_ms])
-        return bool(reply)
-
-    async def load(
-        self,
-        queue: QueueIdentity,
-        owner: str,
-        messages: Sequence[Message],
-        now_ms: int,
-        hidden_until: Mapping[str, int],
-    ) -> bool:
-        """Runs the script even for no messages, so the reply still tells whether `owner`
-        holds the fill lease."""
-        reply = await self._script(
-            queue,
-            "load",
-            [now_ms, queue.key, filling_state(owner), *encode_load_batch(messages, hidden_until)],
-        )
-        return int(reply) >= 0
-
-    async def finish_fill(
-        self,
-        queue: QueueIdentity,
-        owner: str,
-        now_ms: int | None = None,
-        hidden_until: Mapping[str, int] | None = None,
-    ) -> bool:
-        args: list[str | int] = [
-            filling_state(owner), self._now_ms() if now_ms is None else now_ms, queue.key
-        ]
-        for message_id, until in (hidden_until or {}).items():
-            args.extend((message_id, until))
-        reply = await self._script(queue, "finish_fill", args)
-        return bool(reply)
-
-    async def hide_store_deliveries(
-        self, queue: QueueIdentity, now_ms: int, hidden_until: Mapping[str, int]
-    ) -> set[str]:
-        args: list[str | int] = [now_ms, queue.key]
-        for message_id, until in hidden_until.items():
-            args.extend((message_id, until))
-        allowed = await self._script(queue, "hide_store_deliveries", args)
-        return {item.decode() if isinstance(item, bytes) else str(item) for item in allowed}
 
     # --- messages -------------------------------------------------------------------------
 
@@ -237,21 +166,6 @@ class RedisMessageCache:
             args += [dedup_field(queue_id, key), message_id]
         if args:
             await self._script(queue, "abandon", args)
-
-    async def load_deduplications(
-        self, queue: QueueIdentity, queue_id: str, records: Sequence[Deduplication], now_ms: int
-    ) -> int:
-        args: list[str | int] = [now_ms, FIFO_KEYS_TTL_MS]
-        for record in records:
-            args += [
-                dedup_field(queue_id, record.key), record.message_id, record.sequence_number,
-                record.expires_ms,
-            ]
-        added = 0
-        for start in range(0, len(args) - 2, 4 * 500):
-            chunk = args[2 + start : 2 + start + 4 * 500]
-            added += int(await self._script(queue, "load_deduplications", [*args[:2], *chunk]))
-        return added
 
     async def receive_fifo(
         self,
