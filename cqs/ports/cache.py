@@ -143,7 +143,8 @@ class CacheFill(Protocol):
     """Loading a queue's cache from the durable store, under a lease one process holds."""
 
     async def begin_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
-        """Atomically move ABSENT -> FILLING for `owner`; False if the state was not ABSENT."""
+        """Atomically move ABSENT -> FILLING for `owner`; False if the state was not ABSENT.
+        Clears what an earlier incarnation left, but a standard queue's messages in flight."""
 
     async def renew_fill(self, queue: QueueIdentity, owner: str, lease_ms: int) -> bool:
         """Extend `owner`'s fill lease; False if the lease was lost."""
@@ -170,12 +171,18 @@ class CacheFill(Protocol):
         owner: str,
         now_ms: int | None = None,
         hidden_until: Mapping[str, int] | None = None,
+        gone: Sequence[str] = (),
     ) -> bool:
         """FILLING -> READY if `owner` still holds the lease.
 
-        Messages in `hidden_until` (handed out by the filler from the store after their page
-        was loaded) that are visible in the cache go in flight until their time first.
+        Messages in `gone` (kept in flight through the refill, no longer in the store) are
+        removed first. Messages in `hidden_until` (handed out by the filler from the store
+        after their page was loaded) that are visible in the cache go in flight until their
+        time first.
         """
+
+    async def in_flight_ids(self, queue: QueueIdentity) -> list[str]:
+        """The ids the cache holds in flight (those a fill keeps, when it begins)."""
 
     async def hide_store_deliveries(
         self, queue: QueueIdentity, now_ms: int, hidden_until: Mapping[str, int]
@@ -191,6 +198,11 @@ class CacheFill(Protocol):
 
     async def drop(self, queue: QueueIdentity) -> None:
         """Forget the queue entirely (state and messages): it is ABSENT again."""
+
+    async def reset(self, queue: QueueIdentity, deleted: Sequence[str] = ()) -> None:
+        """The cache missed writes: make it ABSENT to be refilled, removing `deleted` (ids
+        deleted in the store meanwhile) and keeping a standard queue's messages in flight
+        for the refill (`begin_fill`), so that their consumers' deliveries stand."""
 
 
 class DueSweeper(Protocol):

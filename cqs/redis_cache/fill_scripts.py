@@ -26,6 +26,7 @@ from cqs.redis_cache.replies import dedup_field, encode_load_batch
 
 # A queue's deduplication and sequence keys lapse as a whole after this long without sends.
 FIFO_KEYS_TTL_MS = 2 * DEDUPLICATION_INTERVAL_MS
+RESET_BATCH = 1000  # deleted ids per reset script run
 
 
 class CacheFillScripts:
@@ -86,14 +87,31 @@ class CacheFillScripts:
         owner: str,
         now_ms: int | None = None,
         hidden_until: Mapping[str, int] | None = None,
+        gone: Sequence[str] = (),
     ) -> bool:
         args: list[str | int] = [
-            filling_state(owner), self._now_ms() if now_ms is None else now_ms, queue.key
+            filling_state(owner), self._now_ms() if now_ms is None else now_ms, queue.key,
+            len(gone), *gone,
         ]
         for message_id, until in (hidden_until or {}).items():
             args.extend((message_id, until))
         reply = await self._script(queue, "finish_fill", args)
         return bool(reply)
+
+    async def in_flight_ids(self, queue: QueueIdentity) -> list[str]:
+        server = self._pool.holder_of(queue)
+        key = QueueKeys(queue).inflight
+        ids = await self._pool.call(server, server.client.zrange, key, 0, -1)
+        return [item.decode() if isinstance(item, bytes) else str(item) for item in ids]
+
+    async def reset(self, queue: QueueIdentity, deleted: Sequence[str] = ()) -> None:
+        """Make the cache ABSENT to be refilled, first removing `deleted` (in batches: a
+        script's arguments stay short)."""
+        batches = [deleted[start : start + RESET_BATCH]
+                   for start in range(0, len(deleted), RESET_BATCH)] or [()]
+        for number, batch in enumerate(batches, start=1):
+            last = 1 if number == len(batches) else 0
+            await self._script(queue, "reset", [queue.key, last, *batch])
 
     async def hide_store_deliveries(
         self, queue: QueueIdentity, now_ms: int, hidden_until: Mapping[str, int]

@@ -44,6 +44,7 @@ class QueueScripts:
     release_due: AsyncScript
     purge: AsyncScript
     drop: AsyncScript
+    reset: AsyncScript
     trim_expired: AsyncScript
     defer_store_delete: AsyncScript
     forget_store_deletes: AsyncScript

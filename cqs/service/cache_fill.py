@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 FILL_LEASE_RELEASE_ATTEMPTS = 5
 # A queue whose fill could not start is tried again at most this often.
 FILL_RETRY_SECONDS = 0.5
+# Messages kept in flight through a refill, looked up in the store this many at a time.
+GONE_CHECK_BATCH = 100
 # A stale cache whose Redis does not answer yet is tried again this often.
 STALE_REPAIR_SECONDS = 0.5
 
@@ -126,10 +128,11 @@ class CacheFiller:
         self.deliveries = DeliveryLog()
         self._fills: dict[QueueIdentity, asyncio.Task[None]] = {}
         self._attempted_at: dict[QueueIdentity, float] = {}
-        # Queues whose cache missed a write (Redis unreachable or pushing back): dropped in
-        # Redis by `_repair` once it answers, so the next process to serve the queue, any
-        # process, refills it and messages stored meanwhile are not left out of the cache.
-        self._stale: set[QueueIdentity] = set()
+        # Queues whose cache missed a write (Redis unreachable or pushing back), with the ids
+        # deleted in the store meanwhile: reset in Redis by `_repair` once it answers, so the
+        # next process to serve the queue, any process, refills it and messages stored
+        # meanwhile are not left out of the cache.
+        self._stale: dict[QueueIdentity, set[str]] = {}
         self._repair: asyncio.Task[None] | None = None
         # messages loaded so far, for every fill this process is running
         self.fills_in_progress: dict[QueueIdentity, int] = {}
@@ -162,13 +165,14 @@ class CacheFiller:
         except StorageError:
             self.mark_stale(queue.identity)
 
-    def mark_stale(self, identity: QueueIdentity) -> None:
-        """The queue's cache missed a write: have it dropped in Redis as soon as Redis
-        answers, so that whichever process serves the queue next reloads it from the store.
+    def mark_stale(self, identity: QueueIdentity, deleted: Sequence[str] = ()) -> None:
+        """The queue's cache missed a write (`deleted`: deletes of these ids): have it reset
+        in Redis as soon as Redis answers, so that whichever process serves the queue next
+        reloads it from the store, keeping what consumers hold in flight.
 
         The mark must reach Redis: a mark kept only here would be acted on by this process's
         own receives alone, and a process that only sends never receives (issue 26)."""
-        self._stale.add(identity)
+        self._stale.setdefault(identity, set()).update(deleted)
         if self._repair is None or self._repair.done():
             self._repair = asyncio.get_running_loop().create_task(self._repair_stale())
 
@@ -176,30 +180,37 @@ class CacheFiller:
         """After a Redis outage this process missed writes: reload the queue from the store
         (at once, rather than when the background repair next tries)."""
         if queue.identity in self._stale:
-            await self._fill_port.drop(queue.identity)
-            self._stale.discard(queue.identity)
-            self._attempted_at.pop(queue.identity, None)
+            await self._reset(queue.identity)
 
     async def _repair_stale(self) -> None:
-        """Drop every stale cache once its Redis answers; runs while any is left.
+        """Reset every stale cache once its Redis answers; runs while any is left.
 
-        Dropped, the cache is ABSENT: the next receive or send of any process starts a fill
+        Reset, the cache is ABSENT: the next receive or send of any process starts a fill
         from the store, which holds every acknowledged message. Until then the cache may lack
         some messages (they wait in the store; none is lost). If this process dies before
         Redis answers again, the mark dies with it: docs/reliability.md."""
         while self._stale:
             for identity in list(self._stale):
                 try:
-                    await self._fill_port.drop(identity)
+                    await self._reset(identity)
                 except StorageError:
                     continue
-                self._stale.discard(identity)
-                self._attempted_at.pop(identity, None)
-                log.info("cache of queue %s dropped to be refilled: it missed writes",
+                log.info("cache of queue %s reset to be refilled: it missed writes",
                          identity.name)
                 self._wake(identity)
             if self._stale:
                 await asyncio.sleep(STALE_REPAIR_SECONDS)
+
+    async def _reset(self, identity: QueueIdentity) -> None:
+        """Reset the queue's cache in Redis with the deletes it missed; the mark stays if
+        Redis does not take it. A mark made meanwhile asks for another reset."""
+        deleted = self._stale.pop(identity, set())
+        try:
+            await self._fill_port.reset(identity, sorted(deleted))
+        except BaseException:
+            self._stale.setdefault(identity, set()).update(deleted)
+            raise
+        self._attempted_at.pop(identity, None)
 
     async def add(
         self,
@@ -330,6 +341,7 @@ class CacheFiller:
         try:
             if not await self._fill_port.begin_fill(identity, self._owner, self._lease_ms):
                 return
+            kept = await self._fill_port.in_flight_ids(identity)
             started = last_report = self._clock()
             log.info("filling the cache of queue %s from the store", name)
             if queue.fifo:  # deduplication outlives a Redis loss: the store keeps the keys
@@ -352,11 +364,12 @@ class CacheFiller:
                 if self._clock() - last_report >= 5:
                     last_report = self._clock()
                     log.info("filling queue %s: %d messages loaded so far", name, loaded)
+            gone = await self._gone_from_store(queue, kept)
             # Claims taken while the fill ran (the queue was served from the store meanwhile).
             now_ms, late = self._hidden_now(
                 queue, await self._store.claims(queue, self._now_ms())
             )
-            if await self._fill_port.finish_fill(identity, self._owner, now_ms, late):
+            if await self._fill_port.finish_fill(identity, self._owner, now_ms, late, gone):
                 self._telemetry.fill_finished(name, True)
                 log.info(
                     "cache of queue %s filled with %d messages in %.1f s",
@@ -369,6 +382,16 @@ class CacheFiller:
         finally:
             if self.fills_in_progress.pop(identity, None) is not None:
                 self._telemetry.fill_finished(name, False)  # no-op once reported as completed
+
+    async def _gone_from_store(self, queue: Queue, message_ids: Sequence[str]) -> list[str]:
+        """Of the messages kept in flight through a refill, those the store no longer holds
+        (deleted by a process whose delete the cache missed)."""
+        gone: list[str] = []
+        for start in range(0, len(message_ids), GONE_CHECK_BATCH):
+            batch = message_ids[start : start + GONE_CHECK_BATCH]
+            found = await asyncio.gather(*(self._store.get(queue, mid) for mid in batch))
+            gone += [mid for mid, message in zip(batch, found, strict=True) if message is None]
+        return gone
 
     async def _give_up_lease(self, identity: QueueIdentity) -> None:
         """Give the fill lease up (if still ours) so the next request retries the fill,

@@ -70,7 +70,7 @@ class InFlightMessages:
                 identity, handle.message_id, handle.receipt_nonce
             )
         except StorageUnavailable:
-            self._cache_fill.mark_stale(identity)
+            self._cache_fill.mark_stale(identity, [handle.message_id])
             outcome = DeleteOutcome.NOT_CACHED
         if outcome is DeleteOutcome.STALE_HANDLE:
             # As SQS: a handle from before the latest receive succeeds and deletes nothing;
@@ -161,7 +161,7 @@ class InFlightMessages:
         try:
             cached = await self._messages.delete_many(identity, handles)
         except StorageUnavailable:
-            self._cache_fill.mark_stale(identity)
+            self._cache_fill.mark_stale(identity, [message_id for message_id, _ in handles])
             cached = [DeleteOutcome.NOT_CACHED] * len(handles)
         for index, outcome in zip(read, cached, strict=True):
             if outcome is DeleteOutcome.EXPIRED_HANDLE:
@@ -204,7 +204,7 @@ class InFlightMessages:
         try:
             await self._messages.delete(queue.identity, message_id, delivery.receipt_nonce)
         except StorageUnavailable:
-            self._cache_fill.mark_stale(queue.identity)
+            self._cache_fill.mark_stale(queue.identity, [message_id])
         self._deliveries.forget(queue.queue_id, message_id)
         await self._store.delete(queue, message_id)
 

@@ -198,17 +198,25 @@ async def test_an_expired_lease_lets_another_owner_fill_and_the_first_one_lose(
     assert await message_cache.finish_fill(queue, "fast")
 
 
-async def test_beginning_a_fill_clears_messages_a_previous_cache_left_behind(
+async def test_beginning_a_fill_clears_what_a_previous_cache_left_but_messages_in_flight(
     message_cache: RedisMessageCache, raw_redis: Redis
 ) -> None:
+    """In flight a consumer holds the message: the refill must not hand it out again
+    (test_cache_reset.py); visible and delayed ones come back from the store."""
     queue = await ready_queue(message_cache)
     now = now_ms()
-    await message_cache.add(queue, [make_message("stale"), make_message("late", delay_ms=5000)], now)
-    await receive(message_cache, queue, now, max_count=1)
+    await message_cache.add(
+        queue,
+        [make_message("held"), make_message("stale"), make_message("late", delay_ms=5000)],
+        now,
+    )
+    [held] = await receive(message_cache, queue, now, max_count=1)
     await raw_redis.delete(QueueKeys(queue).state)  # as if the lease had lapsed long ago
     assert await message_cache.begin_fill(queue, "filler", 10_000)
-    assert await message_cache.counts(queue, now) == MessageCounts(0, 0, 0)
-    assert await raw_redis.zscore(DUE_KEY, queue.key) is None
+    assert await message_cache.counts(queue, now) == MessageCounts(0, 1, 0)
+    assert await message_cache.in_flight_ids(queue) == [held.message.message_id]
+    assert await raw_redis.zscore(DUE_KEY, queue.key) == now + TIMEOUT_MS
+    await message_cache.drop(queue)
 
 
 async def test_load_adds_messages_while_filling_and_skips_those_already_cached(

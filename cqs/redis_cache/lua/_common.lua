@@ -249,6 +249,21 @@ local function move_due(now, limit)
   return moved
 end
 
+-- Remove a message from wherever the cache holds it (in flight, delayed or visible) and
+-- forget it; a message the store no longer holds. Returns whether it was cached.
+local function remove_anywhere(id)
+  if redis.call('HEXISTS', KEYS[3], id) == 0 then
+    return false
+  end
+  if redis.call('ZREM', KEYS[5], id) == 1 then
+    lock_group(id, -1)
+  elseif redis.call('ZREM', KEYS[6], id) == 0 then
+    remove_visible(id)
+  end
+  forget_message(id)
+  return true
+end
+
 -- If the message is cached visible, move it in flight until `until_ms` (after now) with an
 -- empty nonce (any handle matches): a message handed out from the store. Returns whether
 -- it moved.

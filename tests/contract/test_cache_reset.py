@@ -1,0 +1,143 @@
+"""A cache reset to be refilled keeps what consumers hold, on a real redis-server.
+
+A process whose writes the cache missed (a send while Redis stalled, a delete cut off
+from Redis) resets the queue's cache once Redis answers, and the next fill reloads it from
+the store. Before, the reset dropped the in-flight set too, so a message a consumer held
+came back visible from the refill and was handed out again before its visibility timeout.
+Now a standard queue's messages in flight keep their payload, holder's nonce and time
+through `reset` and `begin_fill`; the deletes the cache missed are applied by the reset;
+and the fill removes at its end those kept messages the store no longer holds. FIFO
+queues are reset whole, as before (their group locks come back from the store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from cqs.domain.model import CacheState, DeleteOutcome, Message, QueueIdentity
+from cqs.redis_cache.cache import RedisMessageCache
+from tests.contract import test_fifo_cache as fifo
+from tests.contract.test_message_cache import (
+    RETENTION_MS,
+    TIMEOUT_MS,
+    bodies,
+    make_message,
+    nonces,
+    now_ms,
+    ready_queue,
+    receive,
+)
+
+
+@pytest.fixture(autouse=True)
+async def drop_queues_afterwards(message_cache: RedisMessageCache) -> AsyncIterator[None]:
+    """Leave nothing due behind: other suites sweep the same Redis and count what is due."""
+    yield
+    while QUEUES:
+        await message_cache.drop(QUEUES.pop())
+
+
+QUEUES: list[QueueIdentity] = []
+
+
+async def refill(
+    cache: RedisMessageCache,
+    queue: QueueIdentity,
+    messages: list[Message],
+    gone: list[str] | None = None,
+) -> list[str]:
+    """As a fill does: begin, read what it keeps in flight, load every stored message,
+    finish (removing `gone`). Returns the ids kept in flight."""
+    assert await cache.begin_fill(queue, "refiller", 10_000)
+    kept = await cache.in_flight_ids(queue)
+    assert await cache.load(queue, "refiller", messages, now_ms(), {})
+    assert await cache.finish_fill(queue, "refiller", now_ms(), {}, gone or [])
+    return kept
+
+
+async def test_a_reset_and_refill_keeps_messages_in_flight_with_their_holders(
+    message_cache: RedisMessageCache,
+) -> None:
+    queue = await ready_queue(message_cache)
+    QUEUES.append(queue)
+    messages = [make_message(f"m{n}") for n in range(3)]
+    assert await message_cache.add(queue, messages, now_ms())
+    held = await receive(message_cache, queue, now_ms(), max_count=2)
+    assert len(held) == 2
+
+    await message_cache.reset(queue)
+    assert await message_cache.state(queue) is CacheState.ABSENT
+    kept = await refill(message_cache, queue, messages)
+
+    assert sorted(kept) == sorted(d.message.message_id for d in held)
+    [third] = [m for m in messages if m.message_id not in kept]
+    again = await receive(message_cache, queue, now_ms())
+    assert bodies(again) == [third.body]  # the held two are not handed out again
+    for delivery in held:  # the holders' handles still delete them
+        outcome = await message_cache.delete(
+            queue, delivery.message.message_id, delivery.receipt_nonce
+        )
+        assert outcome is DeleteOutcome.DELETED
+    # and they come back after their visibility timeout if not deleted: here, none left
+    later = await message_cache.receive(
+        queue, 10, TIMEOUT_MS, now_ms() + 2 * TIMEOUT_MS, RETENTION_MS, nonces(10)
+    )
+    assert later is not None and bodies(later.deliveries) == [third.body]
+
+
+async def test_a_reset_applies_the_deletes_the_cache_missed(
+    message_cache: RedisMessageCache,
+) -> None:
+    queue = await ready_queue(message_cache)
+    QUEUES.append(queue)
+    messages = [make_message(f"m{n}") for n in range(2)]
+    assert await message_cache.add(queue, messages, now_ms())
+    held = await receive(message_cache, queue, now_ms())
+    deleted_in_store = held[0].message.message_id
+
+    await message_cache.reset(queue, [deleted_in_store])
+    remaining = [m for m in messages if m.message_id != deleted_in_store]
+    kept = await refill(message_cache, queue, remaining)
+
+    assert kept == [held[1].message.message_id]
+    later = await message_cache.receive(
+        queue, 10, TIMEOUT_MS, now_ms() + 2 * TIMEOUT_MS, RETENTION_MS, nonces(10)
+    )
+    assert later is not None
+    assert [d.message.message_id for d in later.deliveries] == [held[1].message.message_id]
+
+
+async def test_a_fill_removes_kept_messages_the_store_no_longer_holds(
+    message_cache: RedisMessageCache,
+) -> None:
+    queue = await ready_queue(message_cache)
+    QUEUES.append(queue)
+    message = make_message("deleted elsewhere")
+    assert await message_cache.add(queue, [message], now_ms())
+    [held] = await receive(message_cache, queue, now_ms())
+
+    await message_cache.reset(queue)  # by a process that did not see the delete
+    kept = await refill(message_cache, queue, [], gone=[message.message_id])
+
+    assert kept == [message.message_id]
+    assert await message_cache.in_flight_ids(queue) == []
+    later = await message_cache.receive(
+        queue, 10, TIMEOUT_MS, now_ms() + 2 * TIMEOUT_MS, RETENTION_MS, nonces(10)
+    )
+    assert later is not None and later.deliveries == []
+    assert held.message.message_id == message.message_id
+
+
+async def test_a_fifo_queue_is_reset_whole(message_cache: RedisMessageCache) -> None:
+    queue = await fifo.ready_fifo_queue(message_cache)
+    QUEUES.append(queue)
+    [message] = await fifo.send(message_cache, queue, [("grouped", "g1")], now_ms())
+    assert await fifo.receive(message_cache, queue, now_ms()) == ["grouped"]
+    assert await message_cache.in_flight_ids(queue) == [message.message_id]
+
+    await message_cache.reset(queue)
+
+    assert await message_cache.state(queue) is CacheState.ABSENT
+    assert await message_cache.in_flight_ids(queue) == []
