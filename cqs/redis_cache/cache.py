@@ -2,13 +2,13 @@
 
 Owns the cache's operations on one queue: each is one Lua script call (or one pipelined
 read) on the server the ring picks for the queue. The rest of the adapter lives beside it:
-the fill operations (state, lease, loads, settling store deliveries) are
-`fill_scripts.py`'s, inherited; how a call reaches its server and what its failure means (`StorageBusy` or
-`StorageUnavailable` / `CacheUnreachable`) is `servers.py`'s; script arguments and replies, `replies.py`'s; the
-pub/sub arrivals feed, `arrivals.py`'s; the sweeps over every server, `sweep.py`'s; and the
-operators' reads, `inspector.py`'s. This class delegates to them, so callers see one
-adapter. Imports model, errors and its own package; never the service, aiohttp or
-cassandra.
+the fill operations (state, lease, loads, settling store deliveries, reset) are
+`fill_scripts.py`'s, inherited; how a call reaches its server and what its failure means
+(`StorageBusy`, `StorageUnavailable` or `CacheUnreachable`) is `servers.py`'s; script
+arguments and replies, `replies.py`'s; the pub/sub arrivals feed, `arrivals.py`'s; the
+sweeps over every server, `sweep.py`'s; and the operators' reads, `inspector.py`'s. This
+class delegates to them, so callers see one adapter. Imports model, errors and its own
+package; never the service, aiohttp or cassandra.
 
 Clocks: every method that takes `now_ms` uses it. `change_visibility` has no `now_ms` in
 the port, so it reads the clock it was given (the service's, which computed

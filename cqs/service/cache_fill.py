@@ -2,14 +2,14 @@
 
 Owns, per queue: the background fills (ABSENT -> FILLING -> READY under a lease, page by
 page from the store), the caches that missed a write while Redis was away or pushed back
-(stale: dropped in Redis as soon as it answers again, so that whichever process serves the
-queue next refills it from the store), adding stored messages to the cache (or starting a
-fill when it cannot take them),
-counting messages with or without a ready cache, and Return-From-Cassandra (serving a
-receive from the store, each delivery claimed in the store so that only one process hands
-it out). `DeliveryLog` is the record of this process's deliveries that keeps them hidden
-through a Redis loss; fills also load other processes' claimed deliveries in flight. Imports model, errors and ports; never an adapter,
-aiohttp or a driver.
+(stale: reset in Redis as soon as it answers again, so that whichever process serves the
+queue next refills it from the store, keeping what consumers hold in flight), adding
+stored messages to the cache (or starting a fill when it cannot take them), counting
+messages with or without a ready cache, and Return-From-Cassandra (serving a receive from
+the store, each delivery claimed in the store so that only one process hands it out).
+This process's own deliveries are in its `DeliveryLog` (`delivery_log.py`); fills also
+load other processes' claimed deliveries in flight. Imports model, errors, ports and
+sibling mechanisms; never an adapter, aiohttp or a driver.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from cqs.domain.model import (
 )
 from cqs.domain.receipts import new_nonce
 from cqs.ports import CachedMessages, CacheFill, MessageStore, Telemetry
+from cqs.service.delivery_log import DeliveryLog
 
 log = logging.getLogger(__name__)
 
@@ -47,57 +48,6 @@ FILL_RETRY_SECONDS = 0.5
 GONE_CHECK_BATCH = 100
 # A stale cache whose Redis does not answer yet is tried again this often.
 STALE_REPAIR_SECONDS = 0.5
-
-
-class DeliveryLog:
-    """The messages this process handed out, and until when (ms) each stays hidden.
-
-    Kept per queue incarnation (queue id). Redis keeps the authoritative in-flight set; this
-    record lets the process keep its own deliveries hidden when Redis is lost:
-    Return-From-Cassandra receives skip them, and a refill loads them in flight rather than
-    visible. Entries leave on delete and when their time passes.
-    """
-
-    def __init__(self) -> None:
-        self._hidden: dict[str, dict[str, int]] = {}
-
-    def record(self, queue_id: str, message_id: str, hidden_until_ms: int) -> None:
-        self._hidden.setdefault(queue_id, {})[message_id] = hidden_until_ms
-
-    def extend(self, queue_id: str, message_id: str, hidden_until_ms: int) -> bool:
-        """Move a known delivery's return time; False if this process did not hand it out."""
-        entries = self._hidden.get(queue_id)
-        if entries is None or message_id not in entries:
-            return False
-        entries[message_id] = hidden_until_ms
-        return True
-
-    def forget(self, queue_id: str, message_id: str) -> None:
-        entries = self._hidden.get(queue_id)
-        if entries is not None:
-            entries.pop(message_id, None)
-
-    def forget_queue(self, queue_id: str) -> None:
-        self._hidden.pop(queue_id, None)
-
-    def hidden(self, queue_id: str, now_ms: int) -> dict[str, int]:
-        """The queue's deliveries still hidden at `now_ms` (a copy); drops the others."""
-        entries = self._hidden.get(queue_id)
-        if not entries:
-            return {}
-        live = {mid: until for mid, until in entries.items() if until > now_ms}
-        if len(live) != len(entries):
-            if live:
-                self._hidden[queue_id] = dict(live)
-            else:
-                del self._hidden[queue_id]
-        return live
-
-    def prune(self, now_ms: int) -> int:
-        """Drop every delivery whose time has passed; return how many remain."""
-        for queue_id in list(self._hidden):
-            self.hidden(queue_id, now_ms)
-        return sum(len(entries) for entries in self._hidden.values())
 
 
 class CacheFiller:

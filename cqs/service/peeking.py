@@ -26,7 +26,7 @@ from cqs.ports.inspection import (
     MessagePage,
     PeekedMessage,
 )
-from cqs.service.cache_fill import DeliveryLog
+from cqs.service.delivery_log import DeliveryLog
 from cqs.service.messages import carried_system_attributes, prior_receive_count
 
 # Rows one peek looks at, at most, to fill a page of visible messages: a queue with most

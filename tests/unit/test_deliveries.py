@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cqs.service.cache_fill import DeliveryLog
+from cqs.service.delivery_log import DeliveryLog
 
 
 def test_a_recorded_delivery_is_hidden_until_its_time_then_forgotten() -> None:
