@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 
 from cqs.cassandra_store import schema
-from cqs.cassandra_store.partitions import NO_LIMIT
+from cqs.cassandra_store.partitions import read_queue_partition
 from cqs.cassandra_store.session import CassandraSession
 from cqs.domain.errors import StorageError
 from cqs.domain.model import Queue
@@ -66,22 +66,10 @@ async def claims(
 ) -> dict[str, int]:
     """Message id -> hidden until (ms) of the queue's claims still in force at `now_ms`:
     all of them, or those among `message_ids` (one read of one partition either way)."""
-    if message_ids is None:
-        rows = await session.read(
-            f"SELECT message_id, hidden_until_ms FROM {schema.DELIVERY_CLAIMS_TABLE}"
-            f" WHERE queue_id = ? LIMIT {NO_LIMIT}",
-            [queue.queue_id],
-        )
-    elif not message_ids:
-        return {}
-    else:
-        wanted = sorted(set(message_ids))
-        markers = ", ".join("?" * len(wanted))
-        rows = await session.read(
-            f"SELECT message_id, hidden_until_ms FROM {schema.DELIVERY_CLAIMS_TABLE}"
-            f" WHERE queue_id = ? AND message_id IN ({markers})",
-            [queue.queue_id, *wanted],
-        )
+    rows = await read_queue_partition(
+        session, schema.DELIVERY_CLAIMS_TABLE, "message_id, hidden_until_ms", queue.queue_id,
+        "message_id", message_ids,
+    )
     return {
         row.message_id: int(row.hidden_until_ms)
         for row in rows

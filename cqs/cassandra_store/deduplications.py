@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from cqs.cassandra_store import schema
-from cqs.cassandra_store.partitions import NO_LIMIT
+from cqs.cassandra_store.partitions import read_queue_partition
 from cqs.cassandra_store.session import CassandraSession, all_or_first_error
 from cqs.domain.model import Deduplication, Queue
 
@@ -44,22 +44,9 @@ async def read_deduplications(
     clock_ms: Callable[[], int],
 ) -> list[Deduplication]:
     """The queue's records not yet expired when read: all of them, or those of `keys`."""
-    if keys is None:
-        found = await session.read(
-            f"SELECT {_COLUMNS} FROM {schema.FIFO_DEDUPLICATIONS_TABLE}"
-            f" WHERE queue_id = ? LIMIT {NO_LIMIT}",
-            [queue.queue_id],
-        )
-    elif not keys:
-        return []
-    else:
-        wanted = sorted(set(keys))  # a batch's keys (up to 20): one read of one partition
-        markers = ", ".join("?" * len(wanted))
-        found = await session.read(
-            f"SELECT {_COLUMNS} FROM {schema.FIFO_DEDUPLICATIONS_TABLE}"
-            f" WHERE queue_id = ? AND dedup_key IN ({markers})",
-            [queue.queue_id, *wanted],
-        )
+    found = await read_queue_partition(
+        session, schema.FIFO_DEDUPLICATIONS_TABLE, _COLUMNS, queue.queue_id, "dedup_key", keys
+    )
     now_ms = clock_ms()
     return [
         Deduplication(row.dedup_key, row.message_id, int(row.sequence), int(row.expires_ms))

@@ -3,8 +3,9 @@
 Owns the data layout behind `CassandraMessageStore`: where a message id lives (its time
 bucket and shard), the agreement of every process on the bucket length, the index of a
 queue's buckets (registering new ones, remembering recent registrations), reading rows
-across shards in resumable pages, and dropping a bucket. Buckets and shards never leave
-this package. Imports `cqs.domain.model` and this package; never the service, Redis or aiohttp.
+across shards in resumable pages, and dropping a bucket; also the read of one queue's
+partition of a small per-queue table (`read_queue_partition`). Buckets and shards never
+leave this package. Imports `cqs.domain.model` and this package; never the service, Redis or aiohttp.
 """
 
 from __future__ import annotations
@@ -24,6 +25,31 @@ BUCKET_SECONDS_SETTING = "messages.bucket_seconds"
 # Bucket registrations remembered per queue (the newest ones; older ones are rarely written).
 _REMEMBERED_BUCKETS = 8
 NO_LIMIT = 100_000_000  # CQL 3.0 silently applies LIMIT 10000 when none is given
+
+
+async def read_queue_partition(
+    session: CassandraSession,
+    table: str,
+    columns: str,
+    queue_id: str,
+    key_column: str,
+    keys: Sequence[str] | None,
+) -> list[Row]:
+    """`columns` of the queue's rows of `table` (partition key `queue_id`, clustering key
+    `key_column`): all of them, or those whose key is among `keys` (a batch's few); one
+    read of one partition either way."""
+    if keys is None:
+        return await session.read(
+            f"SELECT {columns} FROM {table} WHERE queue_id = ? LIMIT {NO_LIMIT}", [queue_id]
+        )
+    if not keys:
+        return []
+    wanted = sorted(set(keys))
+    markers = ", ".join("?" * len(wanted))
+    return await session.read(
+        f"SELECT {columns} FROM {table} WHERE queue_id = ? AND {key_column} IN ({markers})",
+        [queue_id, *wanted],
+    )
 
 
 class MessagePartitions:
