@@ -36,6 +36,7 @@ from cqs.domain.model import (
 )
 from cqs.domain.receipts import new_nonce
 from cqs.ports import CachedMessages, CacheFill, MessageStore, Telemetry
+from cqs.service.clock import epoch_ms
 from cqs.service.delivery_log import DeliveryLog
 
 log = logging.getLogger(__name__)
@@ -86,9 +87,6 @@ class CacheFiller:
         self._repair: asyncio.Task[None] | None = None
         # messages loaded so far, for every fill this process is running
         self.fills_in_progress: dict[QueueIdentity, int] = {}
-
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
 
     async def start_empty(self, identity: QueueIdentity) -> None:
         """A new queue has nothing in the store to load: its cache is READY at once."""
@@ -193,13 +191,13 @@ class CacheFiller:
     async def load_deduplications(self, queue: Queue, records: Sequence[Deduplication]) -> None:
         """Give a cache that is being (re)filled deduplication records only the store knew."""
         await self._fill_port.load_deduplications(
-            queue.identity, queue.queue_id, records, self._now_ms()
+            queue.identity, queue.queue_id, records, epoch_ms(self._clock)
         )
 
     async def counts(self, queue: Queue) -> MessageCounts:
         try:
             if await self._messages.state(queue.identity) is CacheState.READY:
-                return await self._messages.counts(queue.identity, self._now_ms())
+                return await self._messages.counts(queue.identity, epoch_ms(self._clock))
         except StorageUnavailable:
             pass
         # Without a filled cache only the store knows: every live message counts as visible.
@@ -246,7 +244,7 @@ class CacheFiller:
             return set()
         try:
             return await self._fill_port.hide_store_deliveries(
-                queue.identity, self._now_ms(), claimed
+                queue.identity, epoch_ms(self._clock), claimed
             )
         except (CacheUnreachable, StorageBusy):
             return set()
@@ -258,7 +256,7 @@ class CacheFiller:
     ) -> tuple[int, dict[str, int]]:
         """(now, what a fill loads in flight: this process's deliveries and the claims of
         every process's deliveries from the store, each until its later end)."""
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         hidden = {k: v for k, v in claimed.items() if v > now_ms}
         for message_id, until_ms in self.deliveries.hidden(queue.queue_id, now_ms).items():
             hidden[message_id] = max(until_ms, hidden.get(message_id, 0))
@@ -299,7 +297,7 @@ class CacheFiller:
             loaded = 0
             self.fills_in_progress[identity] = 0
             self._telemetry.fill_started(name)
-            claimed = await self._store.claims(queue, self._now_ms())
+            claimed = await self._store.claims(queue, epoch_ms(self._clock))
             async for page in self._store.scan(queue, self._page_size):
                 now_ms, hidden = self._hidden_now(queue, claimed)
                 if not await self._fill_port.load(identity, self._owner, page, now_ms, hidden):
@@ -317,7 +315,7 @@ class CacheFiller:
             gone = await self._gone_from_store(queue, kept)
             # Claims taken while the fill ran (the queue was served from the store meanwhile).
             now_ms, late = self._hidden_now(
-                queue, await self._store.claims(queue, self._now_ms())
+                queue, await self._store.claims(queue, epoch_ms(self._clock))
             )
             if await self._fill_port.finish_fill(identity, self._owner, now_ms, late, gone):
                 self._telemetry.fill_finished(name, True)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from cqs.domain.errors import QueueDoesNotExist, StorageUnavailable
 from cqs.ports import DueSweeper, MessageStore, QueueCatalog, Telemetry
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 from cqs.service.move_tasks import MoveTasks
 from cqs.service.queue_directory import QueueDirectory
 
@@ -40,9 +41,6 @@ class Chores:
         self._telemetry = telemetry
         self._clock = clock
 
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
     async def flush_deferred_store_deletes(self, limit: int = 500) -> int:
         """Apply the deletes the store missed while it was away; return how many landed."""
         applied = 0
@@ -61,7 +59,7 @@ class Chores:
         """Drop cached messages older than their queue's retention period (Cassandra's TTL
         expires them there); return how many were dropped."""
         trimmed = 0
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         for identity in await self._catalog.list_all():
             try:
                 queue = await self._directory.get(identity)
@@ -76,7 +74,7 @@ class Chores:
 
     def prune_deliveries(self) -> int:
         """Forget deliveries whose visibility timeout passed; return how many remain."""
-        return self._cache_fill.deliveries.prune(self._now_ms())
+        return self._cache_fill.deliveries.prune(epoch_ms(self._clock))
 
     async def resume_message_move_tasks(self) -> int:
         """Take over the move tasks whose process stopped reporting; return how many."""

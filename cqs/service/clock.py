@@ -6,7 +6,8 @@ zero, so it reads `time.time()`. With the test-only `test_clock` setting, the ro
 `cqs/sqs_api/clock_route.py` moves it forward, so wire tests observe a 60 s retention period without
 sleeping through it. A move may be set to take effect at a later reading of the source clock, so
 that several server processes on one machine move together (the machine's clock is shared; the
-moment each process is told is not). Imports only the standard library.
+moment each process is told is not). Also owns reading any such clock in milliseconds
+(`epoch_ms`), the unit of the cache's and the store's times. Imports only the standard library.
 """
 
 from __future__ import annotations
@@ -54,3 +55,8 @@ class OffsetClock:
         if due:
             self._pending = [step for step in self._pending if step[0] > now]
             self._offset += sum(seconds for _, seconds in due)
+
+
+def epoch_ms(clock: Callable[[], float]) -> int:
+    """What `clock` reads (seconds since the epoch), in whole milliseconds."""
+    return int(clock() * 1000)

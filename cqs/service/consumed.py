@@ -28,6 +28,7 @@ from cqs.domain.errors import InvalidParameterValue, StorageError
 from cqs.domain.extension_model import ConsumedMessage, ConsumedRange, Replay
 from cqs.domain.model import Message, Queue, SendRequest
 from cqs.ports import ConsumedMessageStore, MessageStore
+from cqs.service.clock import epoch_ms
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,6 @@ class ConsumedMessages:
         self._consumed = consumed
         self._clock = clock
 
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
     async def delete_stored(self, queue: Queue, message_ids: Sequence[str]) -> None:
         """The store delete of DeleteMessage(Batch): with copies kept first when the queue
         keeps consumed messages. Raises what the store delete raises (StorageUnavailable
@@ -92,7 +90,7 @@ class ConsumedMessages:
             await self._store.delete_many(queue, message_ids)
             return
         found = await asyncio.gather(*(self._store.get(queue, mid) for mid in message_ids))
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         # A message deleted already (a repeated delete) has nothing left to keep.
         copies = [ConsumedMessage(message, now_ms) for message in found if message is not None]
         kept, deleted = await asyncio.gather(

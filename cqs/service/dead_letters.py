@@ -20,6 +20,7 @@ from cqs.domain.errors import InvalidParameterValue, QueueDoesNotExist, StorageE
 from cqs.domain.model import Message, MessageAttributeValue, Queue, QueueIdentity
 from cqs.ports import Telemetry
 from cqs.service import pagination
+from cqs.service.clock import epoch_ms
 from cqs.service.fifo import FifoSender
 from cqs.service.messages import prior_receive_count
 from cqs.service.queue_storage import QueueStorage
@@ -111,7 +112,7 @@ class DeadLetters:
         come back from the source's store with its refill; a failed add to the dead-letter
         queue's cache marks that one (`CacheFiller.add`).
         """
-        now_ms = int(self._clock() * 1000)
+        now_ms = epoch_ms(self._clock)
         source_attribute = MessageAttributeValue(
             "String", string_value=self._storage.directory.arn(source.identity)
         )

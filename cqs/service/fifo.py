@@ -29,6 +29,7 @@ from cqs.domain.model import (
 )
 from cqs.ports import CachedMessages, MessageStore, Telemetry
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 from cqs.service.messages import format_sequence_number, send_result
 
 # How long a FIFO send waits for an earlier send with the same deduplication id to be stored.
@@ -71,9 +72,6 @@ class FifoSender:
         self._telemetry = telemetry
         self._clock = clock
 
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
     async def send(
         self, queue: Queue, messages: Sequence[Message], *, deduplicate: bool = True
     ) -> list[SendResult]:
@@ -108,7 +106,7 @@ class FifoSender:
                 await self._cache_fill.load_deduplications(queue, records)
         numbered: list[Message] = []
         results: list[SendResult] = []
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         for key, message, admission in zip(keys, messages, outcomes.outcomes, strict=True):
             original, sequence = admission.message_id, admission.sequence_number
             if key in by_key_in_store:
@@ -150,7 +148,7 @@ class FifoSender:
         deadline = self._clock() + FIFO_ADMISSION_WAIT_SECONDS
         while True:
             admission = await self._messages.admit(
-                queue.identity, queue.queue_id, claims, self._now_ms()
+                queue.identity, queue.queue_id, claims, epoch_ms(self._clock)
             )
             if all(o.outcome is not AdmissionOutcome.PENDING for o in admission.outcomes):
                 return admission

@@ -38,6 +38,7 @@ from cqs.domain.model import (
 from cqs.domain.receipts import ReceiptSigner
 from cqs.ports import CachedMessages, MessageStore, Telemetry
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 
 
 class InFlightMessages:
@@ -107,7 +108,7 @@ class InFlightMessages:
         identity = queue.identity
         validation.validate_visibility_timeout(visibility_timeout)
         handle = self._signer.read(receipt_handle, identity.key)
-        visible_at = int(self._clock() * 1000) + visibility_timeout * 1000
+        visible_at = epoch_ms(self._clock) + visibility_timeout * 1000
         cache_ready = True
         try:
             outcome = await self._messages.change_visibility(
@@ -126,7 +127,7 @@ class InFlightMessages:
         if not cache_ready and self._deliveries.extend(
             queue.queue_id, handle.message_id, visible_at
         ):
-            now_ms = int(self._clock() * 1000)
+            now_ms = epoch_ms(self._clock)
             await self._store.renew_claim(queue, handle.message_id, visible_at, now_ms)
             return
         reason = (
@@ -210,7 +211,7 @@ class InFlightMessages:
 
     async def release(self, queue: Queue, deliveries: Sequence[Delivery]) -> None:
         """Make messages a failed move task held visible again."""
-        now_ms = int(self._clock() * 1000)
+        now_ms = epoch_ms(self._clock)
         for delivery in deliveries:
             message_id = delivery.message.message_id
             self._deliveries.forget(queue.queue_id, message_id)

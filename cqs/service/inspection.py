@@ -29,6 +29,7 @@ from cqs.ports.inspection import (
     ProcessView,
     RedisServerView,
 )
+from cqs.service.clock import epoch_ms
 
 # The dead-letter links of every queue (one catalog read per queue) are read again at most
 # every LINKS_TTL_SECONDS, or every second per LINKS_QUEUES_PER_SECOND queues if that is
@@ -67,9 +68,6 @@ class StorageQueueInspector:
         self._links_at: float | None = None
         self._links_ttl = LINKS_TTL_SECONDS
         self._links_lock = asyncio.Lock()
-
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
 
     # --- dead-letter links -------------------------------------------------------------------
 
@@ -114,7 +112,7 @@ class StorageQueueInspector:
         return self._cache.server_label_for(self._namespace.queue(queue_name))
 
     async def cluster(self) -> ClusterView:
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         names_read, servers, cassandra = await asyncio.gather(
             self._names(), self._cache.describe_servers(now_ms), self._cassandra()
         )

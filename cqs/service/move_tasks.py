@@ -27,6 +27,7 @@ from cqs.domain.errors import (
 from cqs.domain.model import Message, MessageMoveTask, MoveTaskStatus, Queue
 from cqs.ports import QueueCatalog
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.in_flight import InFlightMessages
 from cqs.service.messages import new_message_id
@@ -69,9 +70,6 @@ class MoveTasks:
         self._clock = clock
         self._runners: dict[str, asyncio.Task[None]] = {}  # task id -> its runner here
 
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
     async def _queue_named_by(self, arn: str, parameter: str) -> Queue:
         try:
             return await self._directory.for_arn(arn)
@@ -99,7 +97,7 @@ class MoveTasks:
                 "There is already a task running. Only one active task is allowed for a source"
                 " queue arn at a given time."
             )
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         task = MessageMoveTask(
             task_id=uuid.uuid4().hex,
             source_arn=source_arn,
@@ -161,9 +159,9 @@ class MoveTasks:
         for task in await self._catalog.active_move_tasks():
             if task.task_id in self._runners:
                 continue
-            if self._now_ms() - task.heartbeat_ms < self._lease_ms:
+            if epoch_ms(self._clock) - task.heartbeat_ms < self._lease_ms:
                 continue
-            claimed = replace(task, owner=self._owner, heartbeat_ms=self._now_ms())
+            claimed = replace(task, owner=self._owner, heartbeat_ms=epoch_ms(self._clock))
             await self._catalog.save_move_task(claimed)
             # No lightweight transactions: let a racing claimer's write land, then re-read.
             await asyncio.sleep(0.2)
@@ -178,7 +176,7 @@ class MoveTasks:
         self, task: MessageMoveTask, status: MoveTaskStatus, reason: str | None = None
     ) -> None:
         await self._catalog.save_move_task(replace(
-            task, status=status, failure_reason=reason, heartbeat_ms=self._now_ms()
+            task, status=status, failure_reason=reason, heartbeat_ms=epoch_ms(self._clock)
         ))
 
     async def _move_messages(self, task: MessageMoveTask) -> None:
@@ -204,13 +202,13 @@ class MoveTasks:
                     return
                 if outcome == 0:
                     if await self._source_in_flight(task):
-                        task = replace(task, heartbeat_ms=self._now_ms())
+                        task = replace(task, heartbeat_ms=epoch_ms(self._clock))
                         await self._catalog.record_move_progress(task)
                         await asyncio.sleep(1.0)  # held by a consumer or a dead runner
                         continue
                     await self._finish(task, MoveTaskStatus.COMPLETED)
                     return
-                task = replace(task, moved=task.moved + outcome, heartbeat_ms=self._now_ms())
+                task = replace(task, moved=task.moved + outcome, heartbeat_ms=epoch_ms(self._clock))
                 await self._catalog.record_move_progress(task)
                 if task.max_per_second:
                     pause = outcome / task.max_per_second - (self._clock() - started)
@@ -265,7 +263,7 @@ class MoveTasks:
     def _redriven(self, message: Message) -> Message:
         """A moved-back message is a new message (new MessageId, SentTimestamp and
         retention period, as AWS documents for redrive), with the same body and attributes."""
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         system = {
             k: v for k, v in message.system_attributes.items()
             if k not in dead_letter_policy.DEAD_LETTER_ATTRIBUTES

@@ -26,6 +26,7 @@ from cqs.ports.inspection import (
     MessagePage,
     PeekedMessage,
 )
+from cqs.service.clock import epoch_ms
 from cqs.service.delivery_log import DeliveryLog
 from cqs.service.messages import carried_system_attributes, prior_receive_count
 
@@ -79,7 +80,7 @@ class MessagePeeker:
         return (await self._with_states(queue, [found]))[0]
 
     async def _with_states(self, queue: Queue, messages: list[Message]) -> list[PeekedMessage]:
-        now_ms = int(self._clock() * 1000)
+        now_ms = epoch_ms(self._clock)
         expired_before = now_ms - queue.retention_seconds * 1000
         messages = [m for m in messages if m.sent_timestamp_ms > expired_before]
         if not messages:

@@ -18,6 +18,7 @@ from cqs.domain import arns, group_names, validation
 from cqs.domain.errors import QueueDeletedRecently, QueueDoesNotExist, StorageUnavailable
 from cqs.domain.model import Queue, QueueIdentity
 from cqs.ports import QueueCatalog
+from cqs.service.clock import epoch_ms
 
 # A queue's cached metadata is served (and refreshed in the background) up to this age.
 METADATA_STALE_SECONDS = 30.0
@@ -143,7 +144,7 @@ class QueueDirectory:
         if cooldown <= 0:
             return
         deleted = await self._catalog.deleted_ms(identity)
-        if deleted is None or int(self._clock() * 1000) - deleted >= cooldown * 1000:
+        if deleted is None or epoch_ms(self._clock) - deleted >= cooldown * 1000:
             return
         if await self._catalog.get(identity) is not None:
             return  # re-created since: CreateQueue answers with the existing queue

@@ -24,6 +24,7 @@ from cqs.domain.model import (
     QueueNamespace,
 )
 from cqs.service import pagination
+from cqs.service.clock import epoch_ms
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.queue_storage import QueueStorage
 
@@ -46,9 +47,6 @@ class Queues:
         self._storage = storage
         self._dead_letters = dead_letters
         self._clock = clock
-
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
 
     async def create_queue(
         self, identity: QueueIdentity, attributes: Mapping[str, str], tags: Mapping[str, str]
@@ -115,7 +113,7 @@ class Queues:
     async def delete_queue(self, identity: QueueIdentity) -> None:
         queue = await self._storage.directory.get(identity)
         await self._storage.catalog.delete(identity)
-        await self._storage.catalog.record_deletion(identity, self._now_ms())
+        await self._storage.catalog.record_deletion(identity, epoch_ms(self._clock))
         self._storage.directory.forget(identity)
         await self._storage.store.drop(queue)
         await self._storage.cache_fill.drop(queue)
@@ -162,7 +160,7 @@ class Queues:
 
     async def purge_queue(self, identity: QueueIdentity) -> None:
         queue = await self._storage.directory.get(identity)
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         last_purge = await self._storage.catalog.last_purge_ms(queue)
         if last_purge is not None and 0 <= now_ms - last_purge < PURGE_INTERVAL_MS:
             raise PurgeQueueInProgress(

@@ -34,6 +34,7 @@ from cqs.domain.model import (
 from cqs.domain.receipts import ReceiptSigner, new_nonce
 from cqs.ports import CachedMessages, Telemetry
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 from cqs.service.dead_letters import DeadLetters
 from cqs.service.long_poll import LongPollWaiters
 from cqs.service.messages import received_message
@@ -122,7 +123,7 @@ class Receiver:
         (`CacheUnreachable`: a stall, a cut link, a failover): other processes may be
         handing the same messages out of it (issue 26). Sends still succeed meanwhile
         (the store holds them) and are delivered once Redis answers."""
-        now_ms = int(self._clock() * 1000)
+        now_ms = epoch_ms(self._clock)
         nonces = [new_nonce() for _ in range(count)]
         try:
             await self._cache_fill.refresh_if_stale(queue)

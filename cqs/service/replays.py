@@ -37,6 +37,7 @@ from cqs.domain.errors import InvalidParameterValue
 from cqs.domain.extension_model import ConsumedMessage, ConsumedRange, Replay
 from cqs.domain.model import Message, Queue
 from cqs.ports import ConsumedMessageStore, MessageStore
+from cqs.service.clock import epoch_ms
 from cqs.service.consumed import check_span, replayed_request
 from cqs.service.messages import new_message_id
 from cqs.service.sending import Sender
@@ -75,9 +76,6 @@ class Replays:
         self._clock = clock
         self._running: set[tuple[str, str]] = set()  # (queue id, replay id) run here now
 
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
     async def replay(
         self, queue: Queue, span: ConsumedRange, replay_id: str | None, next_token: str | None,
         limit: int | None = None,
@@ -112,7 +110,7 @@ class Replays:
             if record is None:
                 if replay_id is None and next_token is not None:
                     raise InvalidParameterValue("Invalid NextToken value.")
-                record = Replay(chosen, span, min(span.end_ms, self._now_ms()))
+                record = Replay(chosen, span, min(span.end_ms, epoch_ms(self._clock)))
             elif record.span != span:
                 raise InvalidParameterValue(
                     f"Replay {chosen} was started with other StartTime and EndTime values:"

@@ -16,6 +16,7 @@ from cqs.domain.errors import CqsError
 from cqs.domain.model import BatchFailure, BatchResult, Message, Queue, SendRequest, SendResult
 from cqs.ports import MessageStore, Telemetry
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 from cqs.service.fifo import FifoSender
 from cqs.service.messages import build_message, send_result
 
@@ -74,7 +75,7 @@ class Sender:
 
     def now_ms(self) -> int:
         """The service clock in milliseconds: the sent time of a message built now."""
-        return int(self._clock() * 1000)
+        return epoch_ms(self._clock)
 
     def build(self, queue: Queue, request: SendRequest, now_ms: int) -> Message:
         """The message a send asks for, sent at `now_ms` by this service's sender id."""

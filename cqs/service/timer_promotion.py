@@ -25,6 +25,7 @@ from cqs.domain.extension_model import ScheduledQueue
 from cqs.domain.model import Message, Queue
 from cqs.ports import MessageStore, PromotionLeases, QueueCatalog, ScheduledMessages, Telemetry
 from cqs.service.cache_fill import CacheFiller
+from cqs.service.clock import epoch_ms
 from cqs.service.queue_directory import QueueDirectory
 
 log = logging.getLogger(__name__)
@@ -63,9 +64,6 @@ class TimerPromoter:
         self._telemetry = telemetry
         self._clock = clock
 
-    def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
-
     async def promote_due(self) -> int:
         """One round over every queue with timer messages; returns how many were promoted."""
         promoted = 0
@@ -91,7 +89,7 @@ class TimerPromoter:
         return queue
 
     async def _promote_queue(self, queue: Queue) -> int:
-        until_ms = self._now_ms() + self._lead_ms
+        until_ms = epoch_ms(self._clock) + self._lead_ms
         if not await self._scheduled.due(queue, until_ms, 1):
             # Nothing to promote, but a minute may have ended since the last promotion: its
             # count goes (a count left high by a process killed mid-promotion would else
@@ -123,7 +121,7 @@ class TimerPromoter:
         return promoted
 
     async def _promote_page(self, queue: Queue, page: Sequence[Message], purged_ms: int) -> int:
-        now_ms = self._now_ms()
+        now_ms = epoch_ms(self._clock)
         retention_ms = queue.retention_seconds * 1000
         live = [
             m for m in page
