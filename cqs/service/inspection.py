@@ -7,8 +7,8 @@ API processes of this deployment this process can see. Everything that changes a
 goes through `QueueService`, never through here; so does peeking at messages
 (`QueueService.peek_messages`, the mechanism of CqsExtensions.PeekMessages).
 
-Imports model, errors, ports, the pure `arns` and `dead_letter_policy` helpers and the
-standard library; never an adapter, aiohttp, redis or cassandra (the composition root hands
+Imports model, errors, ports, the pure `arns` and `dead_letter_policy` helpers, the service
+clock and the standard library; never an adapter, aiohttp, redis or cassandra (the composition root hands
 in the ports).
 """
 

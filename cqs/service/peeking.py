@@ -6,7 +6,7 @@ cache knows of it (where it is, its receive count) read without changing it, the
 visible-only filter a PeekMessages answer applies, the resume token, and which attributes
 a peeked message shows (those a ReceiveMessage would, less the receipt handle). Nothing
 here changes a queue: no visibility, no receive count, no cache fill. Imports model,
-errors, validation and ports; never an adapter.
+errors, validation, ports and the service clock; never an adapter.
 """
 
 from __future__ import annotations

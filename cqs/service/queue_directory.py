@@ -6,7 +6,7 @@ catalog cannot be read, a known queue is served from its last copy however old, 
 through `get_recent`, and once a read has failed no caller waits on the catalog for a known
 queue until a background read succeeds), what a create, change or delete does to that
 copy, queue ARNs, and the "deleted recently" rule of CreateQueue. Queues are known by `QueueIdentity` (account id, region, name). Imports model,
-errors, ports, `cqs.domain.arns` and `cqs.domain.validation`; never an adapter, aiohttp or a driver.
+errors, ports, `cqs.domain.arns`, `cqs.domain.validation` and the service clock; never an adapter, aiohttp or a driver.
 """
 
 from __future__ import annotations
