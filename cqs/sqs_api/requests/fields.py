@@ -1,13 +1,14 @@
 """How one parameter is read from a request, in each protocol: the readers every request type uses.
 
 Owns the wire shapes both protocols decode to (`QueryParams`, `JsonBody`), the `ActionRequest`
-protocol every request type follows, and the field readers: the query protocol's flattened
-names (`Attribute.1.Name`, `MessageAttribute.1.Value.StringValue`, `TagKey.1`...) and the JSON
-members (strings, integers, lists, maps, objects). They check only presence and types
-(MissingParameter, InvalidParameterValue for a value of the wrong type or a non-integer).
-A required list or map is present when the request names it at all: in JSON even empty
-(`[]`, `{}`); in the query protocol by an entry, or by the bare name with an empty value,
-which is how botocore sends an empty list.
+protocol every request type follows (`QueueActionRequest` when it names a queue), and the
+field readers: the query protocol's flattened names (`Attribute.1.Name`,
+`MessageAttribute.1.Value.StringValue`, `TagKey.1`...) and the JSON members (strings,
+integers, lists, maps, objects). They check only presence and types (MissingParameter,
+InvalidParameterValue for a value of the wrong type or a non-integer). A required list or
+map is present when the request names it at all: in JSON even empty (`[]`, `{}`); in the
+query protocol by an entry, or by the bare name with an empty value, which is how botocore
+sends an empty list.
 
 Imports `cqs.domain.model` and `cqs.domain.errors` only: never aiohttp, the service or storage.
 """
@@ -35,6 +36,13 @@ class ActionRequest(Protocol):
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self: ...
+
+
+class QueueActionRequest(ActionRequest, Protocol):
+    """A request type of an action on the one queue its `QueueUrl` names."""
+
+    @property
+    def queue_url(self) -> str: ...
 
 
 AnyRequest = TypeVar("AnyRequest", bound=ActionRequest)
