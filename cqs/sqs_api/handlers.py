@@ -25,6 +25,7 @@ from cqs.domain.model import (
     BatchFailure,
     BatchResult,
     Caller,
+    Message,
     MessageAttributeValue,
     MessageMoveTask,
     MoveTaskStatus,
@@ -186,21 +187,28 @@ def _attribute_value(value: MessageAttributeValue) -> WireResult:
     }
 
 
-def _received(received: ReceivedMessage) -> WireResult:
-    message = received.delivery.message
-    attributes = received.message_attributes
+def shown_message(
+    message: Message, system: Mapping[str, str], attributes: Mapping[str, MessageAttributeValue]
+) -> dict[str, WireValue]:
+    """A message as ReceiveMessage shows it, without its receipt handle (as peek shows it)."""
     return {
         "MessageId": message.message_id,
-        "ReceiptHandle": received.receipt_handle,
         "MD5OfBody": message.md5_of_body,
         "Body": message.body,
-        "Attributes": dict(received.attributes) or None,
+        "Attributes": dict(system) or None,
         # Over the attributes returned, which is what the SDKs that check it recompute.
         "MD5OfMessageAttributes": checksums.md5_of_message_attributes(attributes),
         "MessageAttributes": {
             name: _attribute_value(value) for name, value in attributes.items()
         } or None,
     }
+
+
+def _received(received: ReceivedMessage) -> WireResult:
+    message = received.delivery.message
+    shown = shown_message(message, received.attributes, received.message_attributes)
+    # The receipt handle second, as AWS orders it: `shown` keeps MessageId in first place.
+    return {"MessageId": message.message_id, "ReceiptHandle": received.receipt_handle, **shown}
 
 
 # --- queues -----------------------------------------------------------------------------------
