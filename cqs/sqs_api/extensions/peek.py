@@ -34,11 +34,10 @@ from cqs.sqs_api.handlers import ApiCall, Handler, shown_message
 from cqs.sqs_api.protocol import WireResult, WireValue
 from cqs.sqs_api.requests.fields import (
     JsonBody,
+    json_attribute_names,
     json_int,
     json_required_str,
     json_str,
-    json_str_list,
-    json_system_attribute_names,
     missing_parameter,
 )
 
@@ -56,8 +55,7 @@ class _PeekMessagesRequest:
         return cls(json_required_str(body, "QueueUrl"), PeekRequest(
             max_number_of_messages=DEFAULT_PAGE if count is None else count,
             next_token=json_str(body, "NextToken") or None,
-            system_attribute_names=json_system_attribute_names(body),
-            message_attribute_names=json_str_list(body, "MessageAttributeNames"),
+            **json_attribute_names(body),
         ))
 
 

@@ -19,7 +19,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
-from typing import Protocol, Self, TypeVar
+from typing import Protocol, Self, TypedDict, TypeVar
 
 from cqs.domain.errors import InvalidParameterValue, MissingParameter
 from cqs.domain.model import MessageAttributeValue
@@ -250,12 +250,23 @@ def json_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def json_system_attribute_names(body: JsonBody) -> tuple[str, ...]:
-    """The system attributes a receive (or peek) asks for: the legacy AttributeNames and
-    the current MessageSystemAttributeNames together, each name once."""
+class AttributeNames(TypedDict):
+    """The attributes a receive (or a peek) asks to see, by ReceiveRequest's (and
+    PeekRequest's) field names."""
+
+    system_attribute_names: tuple[str, ...]
+    message_attribute_names: tuple[str, ...]
+
+
+def json_attribute_names(body: JsonBody) -> AttributeNames:
+    """The attributes a receive (or peek) asks for; the system ones are the legacy
+    AttributeNames and the current MessageSystemAttributeNames together, each name once."""
     legacy = json_str_list(body, "AttributeNames")
     current = json_str_list(body, "MessageSystemAttributeNames")
-    return tuple(dict.fromkeys(legacy + current))
+    return AttributeNames(
+        system_attribute_names=tuple(dict.fromkeys(legacy + current)),
+        message_attribute_names=json_str_list(body, "MessageAttributeNames"),
+    )
 
 
 def json_str_map(body: JsonBody, name: str) -> dict[str, str]:
