@@ -102,6 +102,20 @@ def query_required_int(params: QueryParams, name: str) -> int:
     return value
 
 
+class PageParameters(TypedDict):
+    """A paged list action's page, by its request type's field names: how many at most, and
+    the token of where the previous page ended."""
+
+    max_results: int | None
+    next_token: str | None
+
+
+def query_page(params: QueryParams) -> PageParameters:
+    return PageParameters(
+        max_results=query_int(params, "MaxResults"), next_token=params.get("NextToken")
+    )
+
+
 def _query_indexed(params: QueryParams, prefix: str) -> list[tuple[int, str, str]]:
     """(index, rest, value) for every `prefix.<index>[.<rest>]` parameter."""
     found: list[tuple[int, str, str]] = []
@@ -239,6 +253,12 @@ def json_required_int(body: JsonBody, name: str) -> int:
     if value is None:
         raise missing_parameter(name)
     return value
+
+
+def json_page(body: JsonBody) -> PageParameters:
+    return PageParameters(
+        max_results=json_int(body, "MaxResults"), next_token=json_str(body, "NextToken")
+    )
 
 
 def json_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
