@@ -292,7 +292,7 @@ async def receive_message(service: QueueService, call: ApiCall) -> WireResult | 
     return {"Messages": [_received(message) for message in received] or None}
 
 
-# --- dead-letter queues, move tasks and permissions -----------------------------------------
+# --- dead-letter queues and move tasks ------------------------------------------------------
 
 async def list_dead_letter_source_queues(
     service: QueueService, call: ApiCall
