@@ -4,6 +4,9 @@ Each handler reads its request type (in the request's protocol), calls exactly o
 `QueueService` method, and returns a protocol-neutral result (the output shape's members by
 their model names) or None for actions without output; `json_codec` / `query_codec` render
 it. An empty list is None (left out), as AWS leaves out empty lists such as `"Failed": []`. Queue URLs are turned into names on the way in and built from names on the way out.
+An action that only calls the service on the queue its QueueUrl names, answering nothing
+or a batch answer, is one row of the dispatch dict (`_on_queue`: its request type, its
+service call, its answer).
 
 Imports the service (for its type), model values, pure helpers and the other `sqs_api`
 modules: never aiohttp, Redis or Cassandra.
@@ -22,6 +25,7 @@ from cqs.domain.model import (
     BatchFailure,
     BatchResult,
     Caller,
+    Message,
     MessageAttributeValue,
     MessageMoveTask,
     MoveTaskStatus,
@@ -50,6 +54,7 @@ from cqs.sqs_api.requests import (
     ListQueuesRequest,
     ListQueueTagsRequest,
     PurgeQueueRequest,
+    QueueActionRequest,
     ReceiveMessageRequest,
     RemovePermissionRequest,
     SendMessageBatchRequest,
@@ -64,6 +69,8 @@ from cqs.sqs_api.urls import queue_address_from_url, queue_url
 TRACE_HEADER_ATTRIBUTE = "AWSTraceHeader"  # the X-Ray message system attribute
 
 Outcome = TypeVar("Outcome")  # what a batch action keeps of each successful entry
+Performed = TypeVar("Performed")  # what an action's service call returns
+QueueRequest = TypeVar("QueueRequest", bound=QueueActionRequest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +129,22 @@ class ApiCall:
 Handler = Callable[[QueueService, ApiCall], Awaitable[WireResult | None]]
 
 
+def _on_queue(
+    request_type: type[QueueRequest],
+    perform: Callable[[QueueService, QueueIdentity, QueueRequest], Awaitable[Performed]],
+    answer: Callable[[Performed], WireResult | None] = lambda _: None,
+) -> Handler:
+    """The handler of an action on the queue its QueueUrl names: read the request, find the
+    queue (once access control allows), `perform` the service call and `answer` its outcome
+    (by default nothing)."""
+
+    async def handle(service: QueueService, call: ApiCall) -> WireResult | None:
+        request = call.read(request_type)
+        return answer(await perform(service, await call.queue(request.queue_url), request))
+
+    return handle
+
+
 # --- result pieces ----------------------------------------------------------------------------
 
 def _failure(failure: BatchFailure) -> WireResult:
@@ -164,21 +187,28 @@ def _attribute_value(value: MessageAttributeValue) -> WireResult:
     }
 
 
-def _received(received: ReceivedMessage) -> WireResult:
-    message = received.delivery.message
-    attributes = received.message_attributes
+def shown_message(
+    message: Message, system: Mapping[str, str], attributes: Mapping[str, MessageAttributeValue]
+) -> dict[str, WireValue]:
+    """A message as ReceiveMessage shows it, without its receipt handle (as peek shows it)."""
     return {
         "MessageId": message.message_id,
-        "ReceiptHandle": received.receipt_handle,
         "MD5OfBody": message.md5_of_body,
         "Body": message.body,
-        "Attributes": dict(received.attributes) or None,
+        "Attributes": dict(system) or None,
         # Over the attributes returned, which is what the SDKs that check it recompute.
         "MD5OfMessageAttributes": checksums.md5_of_message_attributes(attributes),
         "MessageAttributes": {
             name: _attribute_value(value) for name, value in attributes.items()
         } or None,
     }
+
+
+def _received(received: ReceivedMessage) -> WireResult:
+    message = received.delivery.message
+    shown = shown_message(message, received.attributes, received.message_attributes)
+    # The receipt handle second, as AWS orders it: `shown` keeps MessageId in first place.
+    return {"MessageId": message.message_id, "ReceiptHandle": received.receipt_handle, **shown}
 
 
 # --- queues -----------------------------------------------------------------------------------
@@ -209,42 +239,12 @@ async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None
     }
 
 
-async def delete_queue(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(DeleteQueueRequest)
-    await service.delete_queue(await call.queue(request.queue_url))
-    return None
-
-
 async def get_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(GetQueueAttributesRequest)
     attributes = await service.get_queue_attributes(
         await call.queue(request.queue_url), request.attribute_names
     )
     return {"Attributes": attributes or None}
-
-
-async def set_queue_attributes(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(SetQueueAttributesRequest)
-    await service.set_queue_attributes(await call.queue(request.queue_url), request.attributes)
-    return None
-
-
-async def purge_queue(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(PurgeQueueRequest)
-    await service.purge_queue(await call.queue(request.queue_url))
-    return None
-
-
-async def tag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(TagQueueRequest)
-    await service.tag_queue(await call.queue(request.queue_url), request.tags)
-    return None
-
-
-async def untag_queue(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(UntagQueueRequest)
-    await service.untag_queue(await call.queue(request.queue_url), request.tag_keys)
-    return None
 
 
 async def list_queue_tags(service: QueueService, call: ApiCall) -> WireResult | None:
@@ -292,39 +292,7 @@ async def receive_message(service: QueueService, call: ApiCall) -> WireResult | 
     return {"Messages": [_received(message) for message in received] or None}
 
 
-async def delete_message(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(DeleteMessageRequest)
-    await service.delete_message(await call.queue(request.queue_url), request.receipt_handle)
-    return None
-
-
-async def delete_message_batch(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(DeleteMessageBatchRequest)
-    batch = await service.delete_message_batch(
-        await call.queue(request.queue_url), request.entries
-    )
-    return _batch_answer(batch)
-
-
-async def change_message_visibility(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(ChangeMessageVisibilityRequest)
-    await service.change_message_visibility(
-        await call.queue(request.queue_url), request.receipt_handle, request.visibility_timeout
-    )
-    return None
-
-
-async def change_message_visibility_batch(
-    service: QueueService, call: ApiCall
-) -> WireResult | None:
-    request = call.read(ChangeMessageVisibilityBatchRequest)
-    batch = await service.change_message_visibility_batch(
-        await call.queue(request.queue_url), request.entries
-    )
-    return _batch_answer(batch)
-
-
-# --- dead-letter queues, move tasks and permissions -----------------------------------------
+# --- dead-letter queues and move tasks ------------------------------------------------------
 
 async def list_dead_letter_source_queues(
     service: QueueService, call: ApiCall
@@ -339,21 +307,6 @@ async def list_dead_letter_source_queues(
         "queueUrls": [call.queue_url(name, queue.account_id) for name in names] or None,
         "NextToken": next_token,
     }
-
-
-async def add_permission(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(AddPermissionRequest)
-    await service.add_permission(
-        await call.queue(request.queue_url), request.label, request.account_ids,
-        request.actions,
-    )
-    return None
-
-
-async def remove_permission(service: QueueService, call: ApiCall) -> WireResult | None:
-    request = call.read(RemovePermissionRequest)
-    await service.remove_permission(await call.queue(request.queue_url), request.label)
-    return None
 
 
 async def start_message_move_task(service: QueueService, call: ApiCall) -> WireResult | None:
@@ -412,23 +365,59 @@ HANDLERS: Mapping[str, Handler] = {
     "CreateQueue": create_queue,
     "GetQueueUrl": get_queue_url,
     "ListQueues": list_queues,
-    "DeleteQueue": delete_queue,
+    "DeleteQueue": _on_queue(
+        DeleteQueueRequest, lambda service, queue, _: service.delete_queue(queue)
+    ),
     "GetQueueAttributes": get_queue_attributes,
-    "SetQueueAttributes": set_queue_attributes,
-    "PurgeQueue": purge_queue,
-    "TagQueue": tag_queue,
-    "UntagQueue": untag_queue,
+    "SetQueueAttributes": _on_queue(
+        SetQueueAttributesRequest,
+        lambda service, queue, request: service.set_queue_attributes(queue, request.attributes),
+    ),
+    "PurgeQueue": _on_queue(PurgeQueueRequest, lambda service, queue, _: service.purge_queue(queue)),
+    "TagQueue": _on_queue(
+        TagQueueRequest, lambda service, queue, request: service.tag_queue(queue, request.tags)
+    ),
+    "UntagQueue": _on_queue(
+        UntagQueueRequest,
+        lambda service, queue, request: service.untag_queue(queue, request.tag_keys),
+    ),
     "ListQueueTags": list_queue_tags,
     "SendMessage": send_message,
     "SendMessageBatch": send_message_batch,
     "ReceiveMessage": receive_message,
-    "DeleteMessage": delete_message,
-    "DeleteMessageBatch": delete_message_batch,
-    "ChangeMessageVisibility": change_message_visibility,
-    "ChangeMessageVisibilityBatch": change_message_visibility_batch,
+    "DeleteMessage": _on_queue(
+        DeleteMessageRequest,
+        lambda service, queue, request: service.delete_message(queue, request.receipt_handle),
+    ),
+    "DeleteMessageBatch": _on_queue(
+        DeleteMessageBatchRequest,
+        lambda service, queue, request: service.delete_message_batch(queue, request.entries),
+        _batch_answer,
+    ),
+    "ChangeMessageVisibility": _on_queue(
+        ChangeMessageVisibilityRequest,
+        lambda service, queue, request: service.change_message_visibility(
+            queue, request.receipt_handle, request.visibility_timeout
+        ),
+    ),
+    "ChangeMessageVisibilityBatch": _on_queue(
+        ChangeMessageVisibilityBatchRequest,
+        lambda service, queue, request: service.change_message_visibility_batch(
+            queue, request.entries
+        ),
+        _batch_answer,
+    ),
     "ListDeadLetterSourceQueues": list_dead_letter_source_queues,
-    "AddPermission": add_permission,
-    "RemovePermission": remove_permission,
+    "AddPermission": _on_queue(
+        AddPermissionRequest,
+        lambda service, queue, request: service.add_permission(
+            queue, request.label, request.account_ids, request.actions
+        ),
+    ),
+    "RemovePermission": _on_queue(
+        RemovePermissionRequest,
+        lambda service, queue, request: service.remove_permission(queue, request.label),
+    ),
     "StartMessageMoveTask": start_message_move_task,
     "ListMessageMoveTasks": list_message_move_tasks,
     "CancelMessageMoveTask": cancel_message_move_task,

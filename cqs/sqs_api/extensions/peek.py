@@ -24,22 +24,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Self
 
-from cqs.domain import checksums
 from cqs.domain.errors import InvalidParameterValue
 from cqs.domain.extension_model import ConsumedRange, PeekRequest
-from cqs.domain.model import Message, MessageAttributeValue, QueueIdentity
+from cqs.domain.model import QueueIdentity
 from cqs.ports.inspection import PeekedMessage
 from cqs.service import QueueService
 from cqs.service.peeking import peeked_attributes
-from cqs.sqs_api.handlers import ApiCall, Handler
+from cqs.sqs_api.handlers import ApiCall, Handler, shown_message
 from cqs.sqs_api.protocol import WireResult, WireValue
 from cqs.sqs_api.requests.fields import (
     JsonBody,
+    json_attribute_names,
     json_int,
     json_required_str,
     json_str,
-    json_str_list,
-    json_system_attribute_names,
     missing_parameter,
 )
 
@@ -57,8 +55,7 @@ class _PeekMessagesRequest:
         return cls(json_required_str(body, "QueueUrl"), PeekRequest(
             max_number_of_messages=DEFAULT_PAGE if count is None else count,
             next_token=json_str(body, "NextToken") or None,
-            system_attribute_names=json_system_attribute_names(body),
-            message_attribute_names=json_str_list(body, "MessageAttributeNames"),
+            **json_attribute_names(body),
         ))
 
 
@@ -104,36 +101,11 @@ def _epoch_ms(body: JsonBody, name: str) -> int:
 
 # --- answers ---------------------------------------------------------------------------------
 
-def _attribute_value(value: MessageAttributeValue) -> WireResult:
-    return {
-        "StringValue": value.string_value,
-        "BinaryValue": value.binary_value,
-        "DataType": value.data_type,
-    }
-
-
-def _shown(
-    message: Message, system: Mapping[str, str], attributes: Mapping[str, MessageAttributeValue]
-) -> dict[str, WireValue]:
-    """A message as ReceiveMessage shows it, without a receipt handle."""
-    return {
-        "MessageId": message.message_id,
-        "MD5OfBody": message.md5_of_body,
-        "Body": message.body,
-        "Attributes": dict(system) or None,
-        # Over the attributes returned, which is what the SDKs that check it recompute.
-        "MD5OfMessageAttributes": checksums.md5_of_message_attributes(attributes),
-        "MessageAttributes": {
-            name: _attribute_value(value) for name, value in attributes.items()
-        } or None,
-    }
-
-
 def _peeked(peeked: PeekedMessage, request: PeekRequest) -> dict[str, WireValue]:
     system, attributes = peeked_attributes(
         peeked, request.system_attribute_names, request.message_attribute_names
     )
-    return _shown(peeked.message, system, attributes)
+    return shown_message(peeked.message, system, attributes)
 
 
 def _messages(shown: Sequence[Mapping[str, WireValue]], next_token: str | None) -> WireResult:

@@ -24,7 +24,13 @@ from cqs.sqs_api.requests.dead_letters import (
     ListMessageMoveTasksRequest,
     StartMessageMoveTaskRequest,
 )
-from cqs.sqs_api.requests.fields import ActionRequest, AnyRequest, JsonBody, QueryParams
+from cqs.sqs_api.requests.fields import (
+    ActionRequest,
+    AnyRequest,
+    JsonBody,
+    QueryParams,
+    QueueActionRequest,
+)
 from cqs.sqs_api.requests.messages import (
     ChangeMessageVisibilityRequest,
     DeleteMessageRequest,
@@ -67,6 +73,7 @@ __all__ = [
     "ListQueuesRequest",
     "PurgeQueueRequest",
     "QueryParams",
+    "QueueActionRequest",
     "QueueUrlRequest",
     "ReceiveMessageRequest",
     "RemovePermissionRequest",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from cqs.domain.model import SendRequest
 from cqs.sqs_api.requests.fields import (
@@ -32,20 +32,45 @@ from cqs.sqs_api.requests.messages import send_request_from_json, send_request_f
 Entry = TypeVar("Entry")
 
 
-def _query_entries(
-    params: QueryParams, prefix: str, read_entry: Callable[[QueryParams], Entry]
-) -> tuple[Entry, ...]:
-    """The `prefix.1.*`, `prefix.2.*`... entries in index order, each read by `read_entry`.
+@dataclass(frozen=True, slots=True)
+class _EntrySpelling(Generic[Entry]):
+    """How one batch action spells its entries: the query protocol's `prefix.1.*`,
+    `prefix.2.*`... groups and JSON's `Entries` objects, each read by the protocol's reader.
 
     A query request cannot tell no entries from an empty list: either is EmptyBatchRequest
     (the service's to raise), as SQS answers it; JSON without `Entries` is MissingParameter.
     """
-    return tuple(read_entry(entry) for entry in query_groups(params, prefix))
+
+    query_prefix: str
+    read_query_entry: Callable[[QueryParams], Entry]
+    read_json_entry: Callable[[JsonBody], Entry]
 
 
-def _json_entries(body: JsonBody, read_entry: Callable[[JsonBody], Entry]) -> tuple[Entry, ...]:
-    """The objects of `Entries` in the client's order, each read by `read_entry`."""
-    return tuple(read_entry(entry) for entry in json_required_objects(body, "Entries"))
+@dataclass(frozen=True, slots=True)
+class _BatchRequest(Generic[Entry]):
+    """A batch action's request: the queue and its entries in the client's order; each
+    action's type names its `entry_spelling`."""
+
+    queue_url: str
+    entries: tuple[Entry, ...]
+    entry_spelling: ClassVar[_EntrySpelling[Any]]
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> Self:
+        spelling = cls.entry_spelling
+        groups = query_groups(params, spelling.query_prefix)
+        return cls(
+            query_required(params, "QueueUrl"),
+            tuple(spelling.read_query_entry(group) for group in groups),
+        )
+
+    @classmethod
+    def from_json(cls, body: JsonBody) -> Self:
+        return cls(
+            json_required_str(body, "QueueUrl"),
+            tuple(cls.entry_spelling.read_json_entry(entry)
+                  for entry in json_required_objects(body, "Entries")),
+        )
 
 
 def _send_entry_from_query(entry: QueryParams) -> tuple[str, SendRequest]:
@@ -56,12 +81,30 @@ def _send_entry_from_json(entry: JsonBody) -> tuple[str, SendRequest]:
     return json_required_str(entry, "Id"), send_request_from_json(entry)
 
 
+@dataclass(frozen=True, slots=True)
+class SendMessageBatchRequest(_BatchRequest[tuple[str, SendRequest]]):
+    """Entries: (entry id, message)."""
+
+    entry_spelling = _EntrySpelling(
+        "SendMessageBatchRequestEntry", _send_entry_from_query, _send_entry_from_json
+    )
+
+
 def _receipt_entry_from_query(entry: QueryParams) -> tuple[str, str]:
     return query_required(entry, "Id"), query_required(entry, "ReceiptHandle")
 
 
 def _receipt_entry_from_json(entry: JsonBody) -> tuple[str, str]:
     return json_required_str(entry, "Id"), json_required_str(entry, "ReceiptHandle")
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMessageBatchRequest(_BatchRequest[tuple[str, str]]):
+    """Entries: (entry id, receipt handle)."""
+
+    entry_spelling = _EntrySpelling(
+        "DeleteMessageBatchRequestEntry", _receipt_entry_from_query, _receipt_entry_from_json
+    )
 
 
 def _visibility_entry_from_query(entry: QueryParams) -> tuple[str, str, int]:
@@ -73,59 +116,11 @@ def _visibility_entry_from_json(entry: JsonBody) -> tuple[str, str, int]:
 
 
 @dataclass(frozen=True, slots=True)
-class SendMessageBatchRequest:
-    queue_url: str
-    entries: tuple[tuple[str, SendRequest], ...]  # (entry id, message)
+class ChangeMessageVisibilityBatchRequest(_BatchRequest[tuple[str, str, int]]):
+    """Entries: (entry id, receipt handle, visibility timeout)."""
 
-    @classmethod
-    def from_query(cls, params: QueryParams) -> Self:
-        return cls(
-            query_required(params, "QueueUrl"),
-            _query_entries(params, "SendMessageBatchRequestEntry", _send_entry_from_query),
-        )
-
-    @classmethod
-    def from_json(cls, body: JsonBody) -> Self:
-        return cls(
-            json_required_str(body, "QueueUrl"), _json_entries(body, _send_entry_from_json)
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteMessageBatchRequest:
-    queue_url: str
-    entries: tuple[tuple[str, str], ...]  # (entry id, receipt handle)
-
-    @classmethod
-    def from_query(cls, params: QueryParams) -> Self:
-        return cls(
-            query_required(params, "QueueUrl"),
-            _query_entries(params, "DeleteMessageBatchRequestEntry", _receipt_entry_from_query),
-        )
-
-    @classmethod
-    def from_json(cls, body: JsonBody) -> Self:
-        return cls(
-            json_required_str(body, "QueueUrl"), _json_entries(body, _receipt_entry_from_json)
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ChangeMessageVisibilityBatchRequest:
-    queue_url: str
-    entries: tuple[tuple[str, str, int], ...]  # (entry id, receipt handle, timeout)
-
-    @classmethod
-    def from_query(cls, params: QueryParams) -> Self:
-        return cls(
-            query_required(params, "QueueUrl"),
-            _query_entries(
-                params, "ChangeMessageVisibilityBatchRequestEntry", _visibility_entry_from_query
-            ),
-        )
-
-    @classmethod
-    def from_json(cls, body: JsonBody) -> Self:
-        return cls(
-            json_required_str(body, "QueueUrl"), _json_entries(body, _visibility_entry_from_json)
-        )
+    entry_spelling = _EntrySpelling(
+        "ChangeMessageVisibilityBatchRequestEntry",
+        _visibility_entry_from_query,
+        _visibility_entry_from_json,
+    )

@@ -16,9 +16,11 @@ from cqs.sqs_api.requests.fields import (
     JsonBody,
     QueryParams,
     json_int,
+    json_page,
     json_required_str,
     json_str,
     query_int,
+    query_page,
     query_required,
 )
 
@@ -31,19 +33,11 @@ class ListDeadLetterSourceQueuesRequest:
 
     @classmethod
     def from_query(cls, params: QueryParams) -> Self:
-        return cls(
-            query_required(params, "QueueUrl"),
-            query_int(params, "MaxResults"),
-            params.get("NextToken"),
-        )
+        return cls(query_required(params, "QueueUrl"), **query_page(params))
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
-        return cls(
-            json_required_str(body, "QueueUrl"),
-            json_int(body, "MaxResults"),
-            json_str(body, "NextToken"),
-        )
+        return cls(json_required_str(body, "QueueUrl"), **json_page(body))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,14 @@
 """How one parameter is read from a request, in each protocol: the readers every request type uses.
 
 Owns the wire shapes both protocols decode to (`QueryParams`, `JsonBody`), the `ActionRequest`
-protocol every request type follows, and the field readers: the query protocol's flattened
-names (`Attribute.1.Name`, `MessageAttribute.1.Value.StringValue`, `TagKey.1`...) and the JSON
-members (strings, integers, lists, maps, objects). They check only presence and types
-(MissingParameter, InvalidParameterValue for a value of the wrong type or a non-integer).
-A required list or map is present when the request names it at all: in JSON even empty
-(`[]`, `{}`); in the query protocol by an entry, or by the bare name with an empty value,
-which is how botocore sends an empty list.
+protocol every request type follows (`QueueActionRequest` when it names a queue), and the
+field readers: the query protocol's flattened names (`Attribute.1.Name`,
+`MessageAttribute.1.Value.StringValue`, `TagKey.1`...) and the JSON members (strings,
+integers, lists, maps, objects). They check only presence and types (MissingParameter,
+InvalidParameterValue for a value of the wrong type or a non-integer). A required list or
+map is present when the request names it at all: in JSON even empty (`[]`, `{}`); in the
+query protocol by an entry, or by the bare name with an empty value, which is how botocore
+sends an empty list.
 
 Imports `cqs.domain.model` and `cqs.domain.errors` only: never aiohttp, the service or storage.
 """
@@ -18,7 +19,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
-from typing import Protocol, Self, TypeVar
+from typing import Protocol, Self, TypedDict, TypeVar
 
 from cqs.domain.errors import InvalidParameterValue, MissingParameter
 from cqs.domain.model import MessageAttributeValue
@@ -35,6 +36,13 @@ class ActionRequest(Protocol):
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self: ...
+
+
+class QueueActionRequest(ActionRequest, Protocol):
+    """A request type of an action on the one queue its `QueueUrl` names."""
+
+    @property
+    def queue_url(self) -> str: ...
 
 
 AnyRequest = TypeVar("AnyRequest", bound=ActionRequest)
@@ -92,6 +100,20 @@ def query_required_int(params: QueryParams, name: str) -> int:
     if value is None:
         raise missing_parameter(name)
     return value
+
+
+class PageParameters(TypedDict):
+    """A paged list action's page, by its request type's field names: how many at most, and
+    the token of where the previous page ended."""
+
+    max_results: int | None
+    next_token: str | None
+
+
+def query_page(params: QueryParams) -> PageParameters:
+    return PageParameters(
+        max_results=query_int(params, "MaxResults"), next_token=params.get("NextToken")
+    )
 
 
 def _query_indexed(params: QueryParams, prefix: str) -> list[tuple[int, str, str]]:
@@ -233,6 +255,12 @@ def json_required_int(body: JsonBody, name: str) -> int:
     return value
 
 
+def json_page(body: JsonBody) -> PageParameters:
+    return PageParameters(
+        max_results=json_int(body, "MaxResults"), next_token=json_str(body, "NextToken")
+    )
+
+
 def json_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
     value = body.get(name)
     if value is None:
@@ -242,12 +270,23 @@ def json_str_list(body: JsonBody, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def json_system_attribute_names(body: JsonBody) -> tuple[str, ...]:
-    """The system attributes a receive (or peek) asks for: the legacy AttributeNames and
-    the current MessageSystemAttributeNames together, each name once."""
+class AttributeNames(TypedDict):
+    """The attributes a receive (or a peek) asks to see, by ReceiveRequest's (and
+    PeekRequest's) field names."""
+
+    system_attribute_names: tuple[str, ...]
+    message_attribute_names: tuple[str, ...]
+
+
+def json_attribute_names(body: JsonBody) -> AttributeNames:
+    """The attributes a receive (or peek) asks for; the system ones are the legacy
+    AttributeNames and the current MessageSystemAttributeNames together, each name once."""
     legacy = json_str_list(body, "AttributeNames")
     current = json_str_list(body, "MessageSystemAttributeNames")
-    return tuple(dict.fromkeys(legacy + current))
+    return AttributeNames(
+        system_attribute_names=tuple(dict.fromkeys(legacy + current)),
+        message_attribute_names=json_str_list(body, "MessageAttributeNames"),
+    )
 
 
 def json_str_map(body: JsonBody, name: str) -> dict[str, str]:

@@ -18,15 +18,15 @@ from typing import Self
 from cqs.sqs_api.requests.fields import (
     JsonBody,
     QueryParams,
-    json_int,
+    json_page,
     json_required_str,
     json_required_str_list,
     json_required_str_map,
     json_str,
     json_str_list,
     json_str_map,
-    query_int,
     query_list,
+    query_page,
     query_required,
     query_required_list,
     query_required_string_map,
@@ -79,19 +79,11 @@ class ListQueuesRequest:
 
     @classmethod
     def from_query(cls, params: QueryParams) -> Self:
-        return cls(
-            params.get("QueueNamePrefix"),
-            query_int(params, "MaxResults"),
-            params.get("NextToken"),
-        )
+        return cls(params.get("QueueNamePrefix"), **query_page(params))
 
     @classmethod
     def from_json(cls, body: JsonBody) -> Self:
-        return cls(
-            json_str(body, "QueueNamePrefix"),
-            json_int(body, "MaxResults"),
-            json_str(body, "NextToken"),
-        )
+        return cls(json_str(body, "QueueNamePrefix"), **json_page(body))
 
 
 @dataclass(frozen=True, slots=True)
