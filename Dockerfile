@@ -8,7 +8,6 @@ WORKDIR /opt/cqs
 COPY setup.cfg setup.py pyproject.toml README.md ./
 # Everything setup.cfg packages: the server with its console, the Spark data source.
 COPY cqs ./cqs
-COPY spark ./spark
 COPY pyspark_cqs ./pyspark_cqs
 RUN pip install --no-cache-dir . \
     && useradd --system --home-dir /var/lib/cqs --create-home cqs

@@ -2,7 +2,8 @@
 
 Owns starting cassandra-all 5.0 from the jars `cassandra5_install` fetched: a generated
 cassandra.yaml for a small node that starts fast (one token, no auto-snapshot, small
-memtables and caches, every directory under one data directory), a logback.xml, the Java
+memtables and caches, every directory under one data directory, the commit log synced
+by the mode asked for), a logback.xml, the Java
 17 flags of Cassandra's own jvm17-server.options, JMX off (no JMX property at all), gossip
 settling skipped; readiness is CQL answering (a STARTUP and a query of
 `system.local.release_version` over native protocol v4, spoken here in a few lines so this
@@ -90,12 +91,26 @@ _JVM_FLAGS = (
     "-Dio.netty.allocator.useCacheForAllThreads=true", "-Dio.netty.allocator.maxOrder=11",
     *(f"--add-exports={name}=ALL-UNNAMED" for name in _EXPORTS),
     *(f"--add-opens={name}=ALL-UNNAMED" for name in _OPENS),
-    # Test-node speed: no 8-s wait for gossip to settle, no fsync.
-    "-Dcassandra.skip_wait_for_gossip_to_settle=0", "-Dcassandra.skip_sync=true",
+    # Start speed: no 8-s wait for gossip to settle.
+    "-Dcassandra.skip_wait_for_gossip_to_settle=0",
     "-Dcassandra-foreground=yes",
 )  # fmt: skip
 
 MURMUR3_MIN_TOKEN = -(2**63)
+
+# How the commit log reaches the disk, by mode (docs/reliability.md, "What is guaranteed"):
+# group: a write is answered after the fsync of its group (every 10 ms), so a power loss
+#   loses nothing acknowledged; periodic: answered at once, fsync every 10 s (Cassandra's
+#   default), so a power loss may lose the last 10 s; batch: answered after an fsync that
+#   starts as soon as the previous one ends; off: Cassandra never fsyncs (the tests'
+#   throwaway nodes): a process crash loses nothing, a power loss what the OS still held.
+COMMITLOG_SYNC_MODES = ("group", "periodic", "batch", "off")
+_COMMITLOG_YAML = {
+    "group": {"commitlog_sync": "group", "commitlog_sync_group_window": "10ms"},
+    "periodic": {"commitlog_sync": "periodic", "commitlog_sync_period": "10000ms"},
+    "batch": {"commitlog_sync": "batch"},
+    "off": {"commitlog_sync": "periodic", "commitlog_sync_period": "10000ms"},
+}
 
 _LOGBACK_XML = """\
 <configuration scan="false">
@@ -127,8 +142,6 @@ def _node_yaml(
         "native_transport_port": str(native_port),
         "start_native_transport": "true",
         "auto_bootstrap": "false",
-        "commitlog_sync": "periodic",
-        "commitlog_sync_period": "10000ms",
         "commitlog_segment_size": "16MiB",
         "commitlog_total_space": "256MiB",
         "auto_snapshot": "false",
@@ -230,7 +243,11 @@ class EmbeddedCassandra(ChildProcess):
         java: str = "java",
         membership: ClusterMembership | None = None,
         jvm_options: Sequence[str] = (),
+        commitlog_sync: str = "periodic",
     ) -> None:
+        """`commitlog_sync`: one of COMMITLOG_SYNC_MODES."""
+        if commitlog_sync not in COMMITLOG_SYNC_MODES:
+            raise ValueError(f"commitlog_sync must be one of {COMMITLOG_SYNC_MODES}")
         self.data_dir = Path(data_dir).resolve()
         self.native_port = native_port or free_port()
         self._ports_chosen_here = native_port is None and membership is None
@@ -238,6 +255,7 @@ class EmbeddedCassandra(ChildProcess):
         self.java = java
         self.membership = membership
         self.jvm_options = tuple(jvm_options)
+        self.commitlog_sync = commitlog_sync
         self.release_version = ""
         self.start_seconds = 0.0
         self._process = None
@@ -277,6 +295,7 @@ class EmbeddedCassandra(ChildProcess):
             java,
             f"-Xms{self.heap}", f"-Xmx{self.heap}",
             *_JVM_FLAGS,
+            *(["-Dcassandra.skip_sync=true"] if self.commitlog_sync == "off" else []),
             *(f"-javaagent:{jar}" for jar in jamm[:1]),
             *self.jvm_options,
             f"-Dcassandra.config={(conf / 'cassandra.yaml').as_uri()}",
@@ -294,7 +313,7 @@ class EmbeddedCassandra(ChildProcess):
             return _node_yaml(
                 address="127.0.0.1", native_port=self.native_port, storage_port=free_port(),
                 cluster_name="cqs embedded", seeds="127.0.0.1",
-                initial_token=MURMUR3_MIN_TOKEN, extra={},
+                initial_token=MURMUR3_MIN_TOKEN, extra=_COMMITLOG_YAML[self.commitlog_sync],
             )
         snitch = {} if member.datacenter is None else {
             "endpoint_snitch": "GossipingPropertyFileSnitch"
@@ -303,7 +322,7 @@ class EmbeddedCassandra(ChildProcess):
             address=member.address, native_port=self.native_port,
             storage_port=member.storage_port, cluster_name=member.cluster_name,
             seeds=member.seeds, initial_token=member.initial_token,
-            extra={**snitch, **member.settings},
+            extra={**_COMMITLOG_YAML[self.commitlog_sync], **snitch, **member.settings},
         )
 
     def start(self, timeout: float = 120.0) -> None:

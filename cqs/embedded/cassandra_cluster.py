@@ -112,6 +112,7 @@ class EmbeddedCassandraCluster:
                 native_port=native,
                 heap=heap,
                 jvm_options=jvm_options,
+                commitlog_sync="off",  # throwaway nodes; what faults cost is the tests' subject
                 membership=ClusterMembership(
                     address=address,
                     cluster_name=name,

@@ -104,7 +104,10 @@ def embedded_backends(settings: Settings, *, with_redis: bool = True) -> Iterato
             settings = replace(settings, redis_urls=(redis.url,))
         if settings.embedded_cassandra:
             version = settings.embedded_cassandra_version
-            cassandra = EmbeddedCassandra(cassandra_data_dir(settings))
+            cassandra = EmbeddedCassandra(
+                cassandra_data_dir(settings),
+                commitlog_sync=settings.embedded_cassandra_commitlog_sync,
+            )
             log.info("starting embedded Cassandra %s (takes about 20 s)", version)
             try:
                 cassandra.start()

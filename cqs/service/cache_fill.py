@@ -227,6 +227,10 @@ class CacheFiller:
                 queue, [m.message_id for m in chosen], hidden_until_ms, now_ms
             )
             chosen = [m for m in chosen if m.message_id in won]
+            # Read again after the claim: a consumer may have deleted one since the sample
+            # was read, and with it gone from the cache too, Redis could not tell.
+            gone = set(await self._gone_from_store(queue, [m.message_id for m in chosen]))
+            chosen = [m for m in chosen if m.message_id not in gone]
             allowed = await self._settle_with_cache(
                 queue, {m.message_id: hidden_until_ms for m in chosen}
             )
@@ -332,8 +336,7 @@ class CacheFiller:
                 self._telemetry.fill_finished(name, False)  # no-op once reported as completed
 
     async def _gone_from_store(self, queue: Queue, message_ids: Sequence[str]) -> list[str]:
-        """Of the messages kept in flight through a refill, those the store no longer holds
-        (deleted by a process whose delete the cache missed)."""
+        """Of these messages, those the store no longer holds (deleted meanwhile)."""
         gone: list[str] = []
         for start in range(0, len(message_ids), GONE_CHECK_BATCH):
             batch = message_ids[start : start + GONE_CHECK_BATCH]

@@ -142,3 +142,27 @@ async def test_a_fifo_queue_is_reset_whole(message_cache: RedisMessageCache) -> 
 
     assert await message_cache.state(queue) is CacheState.ABSENT
     assert await message_cache.in_flight_ids(queue) == []
+
+
+async def test_a_delete_while_the_cache_waits_for_its_fill_keeps_the_fill_from_bringing_it_back(
+    message_cache: RedisMessageCache,
+) -> None:
+    """The consumer's delete removes the held message from the reset cache, then from the
+    store; a fill that read the store before the store's delete landed must not load it
+    visible, and a delivery from the store must not hand it out (issue 26: both were seen
+    as early repeats in the multi-host cut)."""
+    message = make_message("deleted while reset")
+    queue = await queue_with(message_cache, [message])
+    [held] = await receive(message_cache, queue, now_ms())
+    await message_cache.reset(queue)  # by a process that missed writes
+
+    outcome = await message_cache.delete(queue, message.message_id, held.receipt_nonce)
+    assert outcome is DeleteOutcome.DELETED
+    assert await message_cache.hide_store_deliveries(
+        queue, now_ms(), {message.message_id: now_ms() + TIMEOUT_MS}
+    ) == set()
+    kept = await refill(message_cache, queue, [message])  # the store's delete not yet read
+
+    assert kept == []
+    assert await receive(message_cache, queue, now_ms()) == []
+    assert await ids_after_the_timeout(message_cache, queue) == []

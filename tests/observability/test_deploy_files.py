@@ -130,3 +130,4 @@ def test_the_image_copies_every_package_and_module_setup_cfg_installs() -> None:
         for source in line.split()[1:-1]
     }
     assert packages | modules <= copied
+    assert all((ROOT / source).exists() for source in copied), copied  # else the build fails

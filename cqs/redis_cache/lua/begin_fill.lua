@@ -7,7 +7,8 @@
 --       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] the filling state value ("filling:<owner>")  [2] lease in ms  [3] queue name
 -- Returns: 1 if this owner now holds the fill lease, 0 if the state was not absent.
--- Keeps listening and store_deletes (the fill skips those ids), and the FIFO deduplication
+-- Keeps listening, store_deletes and fill_deleted (deletes while the cache was not READY:
+-- the fill skips those ids), and the FIFO deduplication
 -- entries and sequence (the fill merges the store's deduplication records into them).
 -- A standard queue's in-flight messages keep their payload, receipt (with the holder's
 -- nonce) and time: a cache dropped to be refilled (`reset`) must not hand out again what
@@ -30,7 +31,7 @@ if not IS_FIFO then
     end
   end
 end
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[12], KEYS[13])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[12], KEYS[13])
 redis.call('ZREM', KEYS[8], ARGV[3])
 for _, entry in ipairs(kept) do
   redis.call('HSET', KEYS[3], entry[1], entry[3])

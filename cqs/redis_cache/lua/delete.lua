@@ -14,10 +14,12 @@
 --          (DeleteOutcome values) per pair.
 -- An in-flight message matches the handle when its stored nonce equals the handle's or is
 -- empty (loaded in flight by a fill after an outage: the handle came from the store).
--- While a fill runs every deleted id is remembered so the fill does not bring it back.
+-- While the cache is not READY (reset and waiting for its fill, or filling) every deleted id
+-- is remembered until the fill finishes, so that neither the fill nor a delivery from the
+-- store brings it back: the store's own delete may land after they read it.
 -- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
 --!include _common.lua
-local filling = is_filling(redis.call('GET', KEYS[1]))
+local not_ready = redis.call('GET', KEYS[1]) ~= 'ready'
 local now = tonumber(ARGV[1])
 
 local function delete_one(id, nonce)
@@ -32,7 +34,7 @@ local function delete_one(id, nonce)
   if in_flight and not handle_matches(receipt, nonce) then
     return 'stale_handle'  -- nothing remembered: the current holder's delete still counts
   end
-  if filling then
+  if not_ready then
     redis.call('SADD', KEYS[7], id)
   end
   if not receipt then

@@ -9,7 +9,8 @@
 -- Returns: how many of those ids the cache still held (now removed).
 -- Unlike `drop`, the messages stay until the next `begin_fill`, which keeps a standard
 -- queue's messages in flight: a consumer's delivery is not handed out again by the refill.
--- A FIFO queue's cache is dropped whole, as `drop` does.
+-- A FIFO queue's cache is dropped whole, as `drop` does. Deletes made while the cache is
+-- not READY stay remembered (fill_deleted) until the next fill finishes.
 --!include _common.lua
 local removed = 0
 for index = 3, #ARGV do
@@ -19,11 +20,10 @@ for index = 3, #ARGV do
 end
 if ARGV[2] == '1' then
   if IS_FIFO then
-    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[12],
-      KEYS[13])
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[12], KEYS[13])
     redis.call('ZREM', KEYS[8], ARGV[1])
   else
-    redis.call('DEL', KEYS[1], KEYS[7])
+    redis.call('DEL', KEYS[1])
   end
 end
 return removed
