@@ -1,8 +1,8 @@
 """What each commit-log mode of the embedded Cassandra costs a send (issue 26, item 7).
 
-Per mode of `--modes` (group: `cqs serve`'s default, a write answered after the fsync of its
-10-ms group; batch; periodic: Cassandra's default, fsync every 10 s; off: no fsync at all,
-the tests' throwaway nodes), one after another on this machine: an embedded Redis, an
+Per mode of `--modes` (batch: `cqs serve`'s default, a write answered after an fsync that
+covers it; group: the same with an fsync every 10 ms; periodic: Cassandra's default, fsync
+every 10 s; off: no fsync at all, the tests' throwaway nodes), one after another on this machine: an embedded Redis, an
 embedded Cassandra 5.0 with that mode (its data on this machine's disk under `--work`), and
 one `cqs serve` over them. Then, on fresh queues:
 
@@ -50,7 +50,6 @@ from benchmarks.harness.report import (  # noqa: E402
     command_line,
     git_commit,
     host_lines,
-    load_average_span,
 )
 from benchmarks.harness.servers import start_server  # noqa: E402
 from cqs.embedded.cassandra import COMMITLOG_SYNC_MODES, EmbeddedCassandra  # noqa: E402
@@ -165,7 +164,6 @@ def report(rows: list[Row], args: argparse.Namespace, began: float) -> str:
         f"Command: `{command_line('commitlog_modes.py')}`.",
         "",
         *host_lines(),
-        f"- load average (1 min) {load_average_span()}",
         "",
         "| commit log | send p50 ms | send p99 ms | concurrent sends/s | Cassandra CPU s per 1,000 "
         "sends | cqs serve CPU s per 1,000 sends | sent | lost | early duplicates |",

@@ -99,12 +99,12 @@ _JVM_FLAGS = (
 MURMUR3_MIN_TOKEN = -(2**63)
 
 # How the commit log reaches the disk, by mode (docs/reliability.md, "What is guaranteed"):
-# group: a write is answered after the fsync of its group (every 10 ms), so a power loss
-#   loses nothing acknowledged; periodic: answered at once, fsync every 10 s (Cassandra's
-#   default), so a power loss may lose the last 10 s; batch: answered after an fsync that
-#   starts as soon as the previous one ends; off: Cassandra never fsyncs (the tests'
+# batch: a write is answered after an fsync that covers it (one starts as soon as the
+#   previous one ends), so a power loss loses nothing acknowledged; group: the same with an
+#   fsync every 10 ms; periodic: answered at once, fsync every 10 s (Cassandra's default),
+#   so a power loss may lose the last 10 s; off: Cassandra never fsyncs (the tests'
 #   throwaway nodes): a process crash loses nothing, a power loss what the OS still held.
-COMMITLOG_SYNC_MODES = ("group", "periodic", "batch", "off")
+COMMITLOG_SYNC_MODES = ("batch", "group", "periodic", "off")
 _COMMITLOG_YAML = {
     "group": {"commitlog_sync": "group", "commitlog_sync_group_window": "10ms"},
     "periodic": {"commitlog_sync": "periodic", "commitlog_sync_period": "10000ms"},
