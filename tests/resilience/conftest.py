@@ -360,15 +360,20 @@ class Ledger:
         with self.lock:
             return Counter(r.message_id for r in self.receipts)
 
+    def acknowledged_ids(self) -> list[str]:
+        """A snapshot: senders may still be adding while a verdict is taken."""
+        with self.lock:
+            return list(self.acknowledged)
+
     def lost(self) -> list[str]:
         """Acknowledged sends never received: must be empty."""
         counts = self.receive_counts()
-        return sorted(i for i in self.acknowledged if counts[i] == 0)
+        return sorted(i for i in self.acknowledged_ids() if counts[i] == 0)
 
     def duplicates(self) -> dict[str, int]:
         """Acknowledged ids received more than once -> extra deliveries."""
         counts = self.receive_counts()
-        return {i: counts[i] - 1 for i in self.acknowledged if counts[i] > 1}
+        return {i: counts[i] - 1 for i in self.acknowledged_ids() if counts[i] > 1}
 
     def unexpected(self) -> list[Receipt]:
         """Received ids nobody was told were sent; only failed sends may explain them."""
