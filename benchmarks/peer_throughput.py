@@ -71,6 +71,7 @@ from sqs_throughput import (  # noqa: E402
 from benchmarks.harness import peer_servers as servers  # noqa: E402
 from benchmarks.harness.peer_servers import Target  # noqa: E402
 from benchmarks.harness.report import DocSection, load_average_span, system_summary  # noqa: E402
+from cqs.settings import EMBEDDED_COMMITLOG_SYNC_MODES  # noqa: E402
 
 SECTION = DocSection(DOC, "peer_throughput", "Performance")
 SERVERS = tuple(servers.STARTERS)
@@ -273,6 +274,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--localstack-python", type=Path, default=servers.LOCALSTACK_PYTHON)
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--cqs-commitlog", choices=EMBEDDED_COMMITLOG_SYNC_MODES,
+                        help="how cqs's embedded Cassandra syncs its commit log (default: as "
+                        "./scripts/serve's does, the settings' default)")
     parser.add_argument("--warmup-messages", type=int, default=2000,
                         help="untimed send and batch scenarios of this many messages on each "
                         "server before its measured ones (0: none)")
@@ -288,7 +292,8 @@ def main() -> int:
         for name in names:
             server_started = time.monotonic()
             print(f"== {name}", flush=True)
-            with servers.started(name, Path(work), args.localstack_python) as target:
+            with servers.started(name, Path(work), args.localstack_python,
+                                 args.cqs_commitlog) as target:
                 warmup_problems = ""
                 if args.warmup_messages > 0:
                     warmup_problems = warm_up(target.endpoint, args.seconds, args.clients,
@@ -304,6 +309,7 @@ def main() -> int:
         "python benchmarks/peer_throughput.py",
         *([f"--servers {args.servers}"] if args.servers != DEFAULT_SERVERS else []),
         *([f"--warmup-messages {args.warmup_messages}"] if args.warmup_messages != 2000 else []),
+        *([f"--cqs-commitlog {args.cqs_commitlog}"] if args.cqs_commitlog else []),
         f"--seconds {args.seconds:g}", f"--clients {args.clients}",
         *(option for option in check_options_command(args)
           if option != f"--scenarios {DEFAULT_SCENARIOS}"),

@@ -43,6 +43,7 @@ from benchmarks.harness.servers import process_tree, start_server
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
+from cqs.settings import Settings
 
 BENCHMARKS = Path(__file__).resolve().parent.parent  # the entry scripts and .peers/
 LOCALSTACK_PYTHON = BENCHMARKS / ".peers" / "localstack" / "bin" / "python"
@@ -164,12 +165,15 @@ def localstack(work: Path, python: Path = LOCALSTACK_PYTHON) -> AbstractContextM
 
 
 @contextlib.contextmanager
-def cqs(work: Path, workers: int = 1) -> Iterator[Target]:
-    """`cqs serve --workers N` over a fresh embedded Redis and Cassandra."""
+def cqs(work: Path, workers: int = 1, commitlog_sync: str | None = None) -> Iterator[Target]:
+    """`cqs serve --workers N` over a fresh embedded Redis and Cassandra, the Cassandra's
+    commit log synced as `commitlog_sync` says (None: as `./scripts/serve`'s embedded one
+    is, the settings' default)."""
     work = work / f"cqs-{workers}"
     work.mkdir(parents=True, exist_ok=True)
     redis = EmbeddedRedis(work / "redis")
-    cassandra = EmbeddedCassandra(work / "cassandra")
+    commitlog_sync = commitlog_sync or Settings().embedded_cassandra_commitlog_sync
+    cassandra = EmbeddedCassandra(work / "cassandra", commitlog_sync=commitlog_sync)
     server: subprocess.Popen[bytes] | None = None
     try:
         redis.start()
@@ -181,7 +185,9 @@ def cqs(work: Path, workers: int = 1) -> Iterator[Target]:
         )
         name = "cqs" if workers == 1 else f"cqs --workers {workers}"
         yield Target(name, endpoint, f"commit {git_commit()}, `cqs serve --workers {workers}` "
-                     "over an embedded Redis and an embedded Cassandra, every message durable",
+                     f"over an embedded Redis and an embedded Cassandra "
+                     f"{cassandra.release_version} (commit log: {commitlog_sync}), every "
+                     "message durable",
                      {"API": server.pid, "Redis": redis.pid, "Cassandra": cassandra.pid})
     finally:
         if server is not None:
@@ -264,8 +270,12 @@ def chosen_servers(
     return names
 
 
-def started(name: str, work: Path, localstack_python: Path) -> AbstractContextManager[Target]:
-    """The server `name` of `STARTERS`, LocalStack from `localstack_python`."""
+def started(name: str, work: Path, localstack_python: Path,
+            cqs_commitlog_sync: str | None = None) -> AbstractContextManager[Target]:
+    """The server `name` of `STARTERS`, LocalStack from `localstack_python`, cqs's embedded
+    Cassandra with `cqs_commitlog_sync` (None: the settings' default)."""
     if name == "localstack":
         return localstack(work, python=localstack_python)
+    if name in ("cqs", "cqs2") and cqs_commitlog_sync:
+        return cqs(work, workers=1 if name == "cqs" else 2, commitlog_sync=cqs_commitlog_sync)
     return STARTERS[name](work)
