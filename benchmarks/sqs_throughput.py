@@ -146,6 +146,7 @@ class Job:
     run_id: str
     index: int
     budget: int | None = None
+    body_size: int = BODY_SIZE
 
 
 # A scenario's work: one call (or receive + delete) per invocation; False means "stop".
@@ -178,11 +179,12 @@ class ClientsResult:
 
 def run_clients(
     count: int, seconds: float, scenario: str, endpoint: str, url: str,
-    budget: int | None = None,
+    budget: int | None = None, body_size: int = BODY_SIZE,
 ) -> ClientsResult:
     """Run `count` client processes (not threads: one GIL would cap the clients) at once."""
     run_id = uuid.uuid4().hex[:8]
-    jobs = [Job(scenario, endpoint, url, seconds, run_id, n, budget) for n in range(count)]
+    jobs = [Job(scenario, endpoint, url, seconds, run_id, n, budget, body_size)
+            for n in range(count)]
     total, ledger = Tally(), DeliveryLedger()
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=count) as pool:
@@ -195,10 +197,10 @@ def run_clients(
 
 
 def unique_bodies(job: Job) -> Iterator[str]:
-    """`<run>-<client>-<n>-xxx...`, BODY_SIZE characters each."""
+    """`<run>-<client>-<n>-xxx...`, `job.body_size` characters each."""
     for n in itertools.count():
         head = f"{job.run_id}-{job.index}-{n}-"
-        yield head + "x" * (BODY_SIZE - len(head))
+        yield head + "x" * (job.body_size - len(head))
 
 
 def send_one(job: Job, ledger: DeliveryLedger) -> Work:
@@ -418,6 +420,7 @@ class Options:
     groups: Sequence[str] = GROUPS
     messages: int | None = None  # per send scenario, over all its clients; None: time only
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
+    body_size: int = BODY_SIZE  # characters per message body
 
 
 # Wrapped around each timed phase of `measure`, given the phase's name ("send",
@@ -452,7 +455,7 @@ def measure(
         budget = None
         if options.messages is not None and scenario.startswith("send"):
             budget = max(1, math.ceil(options.messages / count))
-        result = run_clients(count, seconds, scenario, endpoint, url, budget)
+        result = run_clients(count, seconds, scenario, endpoint, url, budget, options.body_size)
         ledger.absorb(result.ledger)
         return Row(label, count, result.seconds, result.tally, name)
 

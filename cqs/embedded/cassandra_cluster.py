@@ -88,9 +88,12 @@ class EmbeddedCassandraCluster:
         jvm_options: Sequence[str] = ("-Xms256m",),
         phi_convict_threshold: int = PHI_CONVICT_THRESHOLD,
         datacenters: Sequence[str] | None = None,
+        commitlog_sync: str = "off",
     ) -> None:
         """`datacenters`: each node's data centre, in the order of `addresses` (None: one
-        data centre); the first node of each is a seed."""
+        data centre); the first node of each is a seed. `commitlog_sync`: as
+        EmbeddedCassandra's; "off" by default, since the tests' nodes are throwaway and
+        what faults cost is their subject."""
         self.work_dir = Path(work_dir).resolve()
         self.addresses = tuple(addresses)
         if datacenters is not None and len(datacenters) != len(self.addresses):
@@ -112,7 +115,7 @@ class EmbeddedCassandraCluster:
                 native_port=native,
                 heap=heap,
                 jvm_options=jvm_options,
-                commitlog_sync="off",  # throwaway nodes; what faults cost is the tests' subject
+                commitlog_sync=commitlog_sync,
                 membership=ClusterMembership(
                     address=address,
                     cluster_name=name,
