@@ -279,10 +279,11 @@ def main() -> int:
     def stop() -> None:
         pass
 
+    store = "Cassandra"
     with tempfile.TemporaryDirectory(prefix="cqs-bench-") as work:
         endpoint = args.endpoint
         if endpoint is None:
-            endpoint, stop = start_local_server(Path(work), [])
+            endpoint, stop, store = start_local_server(Path(work), [])
         spark = (SparkSession.builder.master(args.master).appName("cqs-spark-throughput")
                  .config("spark.ui.enabled", "false").getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
@@ -301,7 +302,7 @@ def main() -> int:
               or (row.peek is not None and not row.peek.clean)]
     text = "\n".join([
         f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; one `cqs serve` process, "
-        f"embedded Redis and Cassandra, and a `{args.master}` SparkSession (driver, executors "
+        f"embedded Redis and {store}, and a `{args.master}` SparkSession (driver, executors "
         f"and Python workers) all on the same machine. Command: `{command}`.",
         "",
         "| scenario | parallelReceivers | messages | seconds | messages/s | "

@@ -601,14 +601,17 @@ def check_options_command(args: argparse.Namespace) -> list[str]:
     ]
 
 
-def start_local_server(work: Path, server_args: list[str]) -> tuple[str, Callable[[], None]]:
-    """Embedded Redis and Cassandra plus one `cqs serve`; returns its endpoint and a stop."""
-    from cqs.embedded.cassandra import EmbeddedCassandra
+def start_local_server(
+    work: Path, server_args: list[str]
+) -> tuple[str, Callable[[], None], str]:
+    """Embedded Redis and Cassandra plus one `cqs serve`; returns its endpoint, a stop and
+    the Cassandra's summary for a report's heading."""
+    from benchmarks.harness.servers import cassandra_summary, shipped_cassandra
     from cqs.embedded.redis_server import EmbeddedRedis
 
     redis = EmbeddedRedis(work / "redis")
     redis.start()
-    cassandra = EmbeddedCassandra(work / "cassandra")
+    cassandra = shipped_cassandra(work / "cassandra")
     cassandra.start()
     server, endpoint, _log = start_server(
         redis.url, cassandra.contact_point, "cqs_bench", work,
@@ -621,7 +624,7 @@ def start_local_server(work: Path, server_args: list[str]) -> tuple[str, Callabl
         redis.stop()
         cassandra.stop()
 
-    return endpoint, stop
+    return endpoint, stop, cassandra_summary(cassandra)
 
 
 def main() -> int:
@@ -639,10 +642,11 @@ def main() -> int:
     def stop() -> None:
         pass
 
+    store = "Cassandra"
     with tempfile.TemporaryDirectory(prefix="cqs-bench-") as work:
         endpoint = args.endpoint
         if endpoint is None:
-            endpoint, stop = start_local_server(Path(work), args.server_arg)
+            endpoint, stop, store = start_local_server(Path(work), args.server_arg)
         try:
             rows = measure(endpoint, args.seconds, args.clients, options)
         finally:
@@ -652,7 +656,7 @@ def main() -> int:
                         *(f"--server-arg={a}" for a in args.server_arg)])
     text = table(
         f"Measured {time.strftime('%Y-%m-%d')} on {machine_summary()}; one `cqs serve` process, "
-        "embedded Redis and Cassandra on the same machine, boto3 clients in the "
+        f"embedded Redis and {store} on the same machine, boto3 clients in the "
         f"benchmark's client processes (which compete for the same 2 CPUs). Command: `{command}`.",
         rows,
     )

@@ -39,11 +39,14 @@ from benchmarks.harness import ROOT
 from benchmarks.harness import elasticmq as elasticmq_install
 from benchmarks.harness.clients import sqs_client
 from benchmarks.harness.report import git_commit, java_version
-from benchmarks.harness.servers import process_tree, start_server
-from cqs.embedded.cassandra import EmbeddedCassandra
+from benchmarks.harness.servers import (
+    cassandra_summary,
+    process_tree,
+    shipped_cassandra,
+    start_server,
+)
 from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
-from cqs.settings import Settings
 
 BENCHMARKS = Path(__file__).resolve().parent.parent  # the entry scripts and .peers/
 LOCALSTACK_PYTHON = BENCHMARKS / ".peers" / "localstack" / "bin" / "python"
@@ -172,8 +175,7 @@ def cqs(work: Path, workers: int = 1, commitlog_sync: str | None = None) -> Iter
     work = work / f"cqs-{workers}"
     work.mkdir(parents=True, exist_ok=True)
     redis = EmbeddedRedis(work / "redis")
-    commitlog_sync = commitlog_sync or Settings().embedded_cassandra_commitlog_sync
-    cassandra = EmbeddedCassandra(work / "cassandra", commitlog_sync=commitlog_sync)
+    cassandra = shipped_cassandra(work / "cassandra", commitlog_sync)
     server: subprocess.Popen[bytes] | None = None
     try:
         redis.start()
@@ -185,9 +187,8 @@ def cqs(work: Path, workers: int = 1, commitlog_sync: str | None = None) -> Iter
         )
         name = "cqs" if workers == 1 else f"cqs --workers {workers}"
         yield Target(name, endpoint, f"commit {git_commit()}, `cqs serve --workers {workers}` "
-                     f"over an embedded Redis and an embedded Cassandra "
-                     f"{cassandra.release_version} (commit log: {commitlog_sync}), every "
-                     "message durable",
+                     f"over an embedded Redis and an embedded {cassandra_summary(cassandra)}, "
+                     "every message durable",
                      {"API": server.pid, "Redis": redis.pid, "Cassandra": cassandra.pid})
     finally:
         if server is not None:

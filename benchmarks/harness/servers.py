@@ -20,6 +20,19 @@ from benchmarks.harness.clients import sqs_client
 from cqs.embedded.cassandra import EmbeddedCassandra
 from cqs.embedded.ports import free_port
 from cqs.embedded.redis_server import EmbeddedRedis
+from cqs.settings import Settings
+
+
+def shipped_cassandra(work: Path, commitlog_sync: str | None = None) -> EmbeddedCassandra:
+    """An embedded Cassandra under `work` whose commit log syncs as `commitlog_sync` says
+    (None: as `./scripts/serve`'s embedded one does, the settings' default)."""
+    return EmbeddedCassandra(
+        work, commitlog_sync=commitlog_sync or Settings().embedded_cassandra_commitlog_sync)
+
+
+def cassandra_summary(cassandra: EmbeddedCassandra) -> str:
+    """"Cassandra 5.0.8 (commit log: batch)", for a report's heading (once started)."""
+    return f"Cassandra {cassandra.release_version} (commit log: {cassandra.commitlog_sync})"
 
 
 def start_server(
@@ -64,7 +77,7 @@ def embedded_cqs(work: Path, workers: int = 1) -> Iterator[RunningServer]:
     """An embedded Redis, an embedded Cassandra (a fresh keyspace) and `cqs serve --workers
     N` over them, logging warnings only; stops all three on the way out."""
     redis = EmbeddedRedis(work / "redis")
-    cassandra = EmbeddedCassandra(work / "cassandra")
+    cassandra = shipped_cassandra(work / "cassandra")
     server: subprocess.Popen[bytes] | None = None
     try:
         redis.start()
@@ -77,7 +90,7 @@ def embedded_cqs(work: Path, workers: int = 1) -> Iterator[RunningServer]:
         yield RunningServer(
             endpoint, server.pid,
             f"one `cqs serve --workers {workers}` over an embedded Redis and an embedded "
-            "Cassandra",
+            f"{cassandra_summary(cassandra)}",
         )
     finally:
         if server is not None and server.poll() is None:
