@@ -65,8 +65,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness.report import machine_summary, write_section  # noqa: E402
+from benchmarks.harness.servers import cassandra_summary, shipped_cassandra  # noqa: E402
 from cqs.domain.model import DEFAULT_ACCOUNT_ID, DEFAULT_REGION, QueueNamespace  # noqa: E402
-from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
 from cqs.embedded.cassandra_cluster import EmbeddedCassandraCluster  # noqa: E402
 from cqs.embedded.ports import free_port  # noqa: E402
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
@@ -337,7 +337,7 @@ class Soak:
         self.stop_producing = threading.Event()
         self.stop_consuming = threading.Event()
         self.redis = EmbeddedRedis(work / "redis-0")
-        self.cassandra = EmbeddedCassandra(work / "cassandra")
+        self.cassandra = shipped_cassandra(work / "cassandra")
         self.cluster = EmbeddedCassandraCluster(work / "cluster") if args.cluster else None
         self.cluster_rss: list[float] = []
         self.servers: list[ApiProcess] = []
@@ -580,7 +580,7 @@ def report(soak: Soak, command: str) -> str:
         1 for r in ledger.receipts
         if r.message_id not in acknowledged and r.body not in ledger.failed_bodies
     )
-    cassandra = "one embedded Cassandra"
+    cassandra = f"one embedded {cassandra_summary(soak.cassandra)}"
     if soak.cluster is not None:
         cassandra = (
             "a three-node embedded Cassandra cluster on 127.0.0.2-4 (replication factor 3, "
