@@ -79,6 +79,12 @@ _OPENS = (
     "java.base/java.lang", "java.base/java.util", "java.base/java.nio",
     "java.rmi/sun.rmi.transport.tcp",
 )
+# What Cassandra's classes need of Java 17's modules, in its own JVM and in a tool's
+# (nodetool) that loads them.
+JPMS_FLAGS = (
+    *(f"--add-exports={name}=ALL-UNNAMED" for name in _EXPORTS),
+    *(f"--add-opens={name}=ALL-UNNAMED" for name in _OPENS),
+)
 _JVM_FLAGS = (
     "-ea", "-da:net.openhft...", "-Xss256k",
     "-XX:+UseG1GC", "-XX:+ParallelRefProcEnabled", "-XX:MaxTenuringThreshold=1",
@@ -89,8 +95,7 @@ _JVM_FLAGS = (
     "-Dchronicle.analytics.disable=true",
     "-Dio.netty.tryReflectionSetAccessible=true",
     "-Dio.netty.allocator.useCacheForAllThreads=true", "-Dio.netty.allocator.maxOrder=11",
-    *(f"--add-exports={name}=ALL-UNNAMED" for name in _EXPORTS),
-    *(f"--add-opens={name}=ALL-UNNAMED" for name in _OPENS),
+    *JPMS_FLAGS,
     # Start speed: no 8-s wait for gossip to settle.
     "-Dcassandra.skip_wait_for_gossip_to_settle=0",
     "-Dcassandra-foreground=yes",
@@ -423,6 +428,7 @@ class EmbeddedCassandra(ChildProcess):
 
 
 __all__ = [
+    "JPMS_FLAGS",
     "MURMUR3_MIN_TOKEN",
     "ClusterMembership",
     "EmbeddedCassandra",
