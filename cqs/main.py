@@ -77,7 +77,7 @@ from cqs.settings import Settings, add_setting_flags, load_settings
 from cqs.sqs_api.app import ApiSettings, create_api_app
 from cqs.sqs_api.clock_route import add_test_clock_route
 from cqs.sqs_api.credentials import CredentialsError
-from cqs.sqs_api.http_server import ReadTimeouts, run_app
+from cqs.sqs_api.http_server import Listener, ReadTimeouts, run_app
 
 log = logging.getLogger("cqs")
 
@@ -227,12 +227,14 @@ def serve(settings: Settings) -> None:
         install_event_loop(running)
         run_app(  # aiohttp's run_app, with header and body read timeouts
             build_app(running, console_hint=hint),
-            host=running.host,
-            port=running.port,
-            reuse_port=running.reuse_port,
-            ssl_context=tls,
-            timeouts=ReadTimeouts(
-                running.header_read_timeout_seconds, running.body_read_timeout_seconds
+            Listener(
+                host=running.host,
+                port=running.port,
+                reuse_port=running.reuse_port,
+                ssl_context=tls,
+                timeouts=ReadTimeouts(
+                    running.header_read_timeout_seconds, running.body_read_timeout_seconds
+                ),
             ),
         )
 
