@@ -74,10 +74,10 @@ from cqs.service.clock import OffsetClock
 from cqs.service.housekeeping import Housekeeper
 from cqs.service.inspection import StorageQueueInspector as QueueInspector
 from cqs.settings import Settings, add_setting_flags, load_settings
-from cqs.sqs_api.app import create_api_app
+from cqs.sqs_api.app import ApiSettings, create_api_app
 from cqs.sqs_api.clock_route import add_test_clock_route
 from cqs.sqs_api.credentials import CredentialsError
-from cqs.sqs_api.http_server import ReadTimeouts, run_app
+from cqs.sqs_api.http_server import Listener, ReadTimeouts, run_app
 
 log = logging.getLogger("cqs")
 
@@ -94,11 +94,13 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
     credentials = announced_credentials(settings)
     app = create_api_app(
         lambda: holder["service"],
-        account_id=settings.account_id,
-        base_url=settings.base_url,
-        region=settings.region,
+        ApiSettings(
+            account_id=settings.account_id,
+            base_url=settings.base_url,
+            region=settings.region,
+            access_keys=credentials.access_key if settings.auth == "verify" else None,
+        ),
         telemetry=hub.telemetry,
-        access_keys=credentials.access_key if settings.auth == "verify" else None,
     )
     app.cleanup_ctx.append(credentials_reloaded_on_hangup(credentials))
     add_observability_routes(app, hub)
@@ -225,12 +227,14 @@ def serve(settings: Settings) -> None:
         install_event_loop(running)
         run_app(  # aiohttp's run_app, with header and body read timeouts
             build_app(running, console_hint=hint),
-            host=running.host,
-            port=running.port,
-            reuse_port=running.reuse_port,
-            ssl_context=tls,
-            timeouts=ReadTimeouts(
-                running.header_read_timeout_seconds, running.body_read_timeout_seconds
+            Listener(
+                host=running.host,
+                port=running.port,
+                reuse_port=running.reuse_port,
+                ssl_context=tls,
+                timeouts=ReadTimeouts(
+                    running.header_read_timeout_seconds, running.body_read_timeout_seconds
+                ),
             ),
         )
 

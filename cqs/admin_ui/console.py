@@ -20,7 +20,7 @@ from cqs.admin_ui.login_limits import LoginThrottle
 from cqs.admin_ui.users import ConsoleUsers
 from cqs.domain import group_names
 from cqs.domain.errors import StorageError, StorageUnavailable
-from cqs.domain.model import CacheState
+from cqs.domain.model import CacheState, QueueListing
 from cqs.observability.hub import ObservabilityHub
 from cqs.observability.stats import QueueStatistics
 from cqs.ports.inspection import QueueInspector
@@ -101,7 +101,7 @@ class AdminConsole:
         token: str | None = None
         while True:
             page, token = await self.service.list_queues(
-                self.service.home, None, 1000, token
+                self.service.home, QueueListing(max_results=1000, next_token=token)
             )
             names.extend(page)
             if token is None:

@@ -377,6 +377,16 @@ class ReceiveRequest:
     receive_request_attempt_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class QueueListing:
+    """ListQueues: the queue names starting with `prefix` (None: every name), a page of
+    `max_results` of them (None: up to the limit, no NextToken) after `next_token`."""
+
+    prefix: str | None = None
+    max_results: int | None = None
+    next_token: str | None = None
+
+
 T = TypeVar("T")
 
 

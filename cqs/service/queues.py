@@ -21,6 +21,7 @@ from cqs.domain.model import (
     Queue,
     QueueDescription,
     QueueIdentity,
+    QueueListing,
     QueueNamespace,
 )
 from cqs.service import pagination
@@ -95,20 +96,18 @@ class Queues:
         return created
 
     async def list_queues(
-        self,
-        namespace: QueueNamespace,
-        prefix: str | None,
-        max_results: int | None,
-        next_token: str | None,
+        self, namespace: QueueNamespace, listing: QueueListing
     ) -> tuple[list[str], str | None]:
         """Names of one account's queues in one region."""
-        pagination.check_max_results(max_results)
+        pagination.check_max_results(listing.max_results)
+        prefix = listing.prefix or ""
         names = [  # consumer groups (`<queue>/<group>`) are listed by ListConsumerGroups
             n for n in await self._storage.catalog.list_names(*namespace)
-            if n.startswith(prefix or "") and group_names.split_group_queue_name(n) is None
+            if n.startswith(prefix) and group_names.split_group_queue_name(n) is None
         ]
-        after = pagination.read_name_token(next_token) if next_token else None
-        return pagination.page(names, max_results, after)
+        token = listing.next_token
+        after = pagination.read_name_token(token) if token else None
+        return pagination.page(names, listing.max_results, after)
 
     async def delete_queue(self, identity: QueueIdentity) -> None:
         queue = await self._storage.directory.get(identity)

@@ -27,6 +27,7 @@ from cqs.domain.model import (
     MessageMoveTask,
     QueueDescription,
     QueueIdentity,
+    QueueListing,
     QueueNamespace,
     ReceivedMessage,
     ReceiveRequest,
@@ -206,14 +207,10 @@ class QueueService:
         await self._directory.get(identity)
 
     async def list_queues(
-        self,
-        namespace: QueueNamespace,
-        prefix: str | None,
-        max_results: int | None,
-        next_token: str | None,
+        self, namespace: QueueNamespace, listing: QueueListing
     ) -> tuple[list[str], str | None]:
         """Names of one account's queues in one region."""
-        return await self._queues.list_queues(namespace, prefix, max_results, next_token)
+        return await self._queues.list_queues(namespace, listing)
 
     async def delete_queue(self, identity: QueueIdentity) -> None:
         await self._queues.delete_queue(identity)

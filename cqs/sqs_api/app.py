@@ -87,6 +87,9 @@ _VERIFY_IN_THREAD_BYTES = 256 * 1024
 
 @dataclass(frozen=True, slots=True)
 class ApiSettings:
+    """What the SQS routes serve: the server's account and region, how queue URLs are
+    written, the request size cap and, under auth verify, the signing keys."""
+
     account_id: str
     base_url: str | None  # fixed `http://host:port` for queue URLs; None: the request's Host
     region: str
@@ -106,55 +109,29 @@ TELEMETRY_KEY = web.AppKey("cqs_sqs_telemetry", Telemetry)
 
 
 def create_api_app(
-    service: ServiceSource,
-    *,
-    account_id: str,
-    base_url: str | None,
-    region: str,
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-    telemetry: Telemetry | None = None,
-    access_keys: KeyLookup | None = None,
+    service: ServiceSource, settings: ApiSettings, *, telemetry: Telemetry | None = None
 ) -> web.Application:
     """An application serving the SQS API (both protocols) over `service`.
 
     `service` is the QueueService, or a function returning it once storage is connected.
     With `telemetry`, every SQS request is reported (action, outcome, duration). With
-    `access_keys` (a key id -> AccessKey lookup), every request must be signed by one.
+    `settings.access_keys` (a key id -> AccessKey lookup), every request must be signed by one.
     """
-    app = web.Application(client_max_size=max_request_bytes)
+    app = web.Application(client_max_size=settings.max_request_bytes)
     if telemetry is not None:  # outside the error middleware: it sees the rendered outcome
         app[TELEMETRY_KEY] = telemetry
         app.middlewares.append(sqs_request_telemetry_middleware)
-    add_sqs_routes(
-        app,
-        service,
-        account_id=account_id,
-        base_url=base_url,
-        region=region,
-        max_request_bytes=max_request_bytes,
-        access_keys=access_keys,
-    )
+    add_sqs_routes(app, service, settings)
     return app
 
 
-def add_sqs_routes(
-    app: web.Application,
-    service: ServiceSource,
-    *,
-    account_id: str,
-    base_url: str | None,
-    region: str,
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
-    access_keys: KeyLookup | None = None,
-) -> None:
+def add_sqs_routes(app: web.Application, service: ServiceSource, settings: ApiSettings) -> None:
     """Add the SQS routes and their error middleware to `app` (before it starts).
 
     The middleware leaves every other route of `app` (an admin sub-app, health checks) alone.
     """
     app[SERVICE_PROVIDER_KEY] = _provider(service)
-    app[SETTINGS_KEY] = ApiSettings(
-        account_id, base_url, region, max_request_bytes, access_keys
-    )
+    app[SETTINGS_KEY] = settings
     app.middlewares.append(sqs_error_middleware)
     # A consumer group's URL needs a real (12-digit) account id, as queue_address_from_url
     # reads it; so /_cqs/... and other three-segment paths stay free for their own routes.

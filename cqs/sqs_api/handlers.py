@@ -30,6 +30,7 @@ from cqs.domain.model import (
     MessageMoveTask,
     MoveTaskStatus,
     QueueIdentity,
+    QueueListing,
     ReceivedMessage,
     SendRequest,
     SendResult,
@@ -229,10 +230,9 @@ async def get_queue_url(service: QueueService, call: ApiCall) -> WireResult | No
 
 async def list_queues(service: QueueService, call: ApiCall) -> WireResult | None:
     request = call.read(ListQueuesRequest)
-    names, next_token = await service.list_queues(
-        call.caller.namespace, request.queue_name_prefix,
-        request.max_results, request.next_token,
-    )
+    names, next_token = await service.list_queues(call.caller.namespace, QueueListing(
+        request.queue_name_prefix, request.max_results, request.next_token
+    ))
     return {
         "QueueUrls": [call.queue_url(name) for name in names] or None,
         "NextToken": next_token,

@@ -12,7 +12,8 @@ that stops half way through a body. This module owns the remedy, and serving the
   than the body timeout. Only reading is timed: once a request is read, its handler may take
   as long as it needs (a 20 s long poll), and an idle keep-alive connection is left to
   aiohttp's keep-alive timeout.
-- `ReadTimeoutSite` listens through that protocol, over TLS when given an `ssl.SSLContext`
+- `ReadTimeoutSite` listens through that protocol as a `Listener` says: its address, its read
+  timeouts, and TLS when given an `ssl.SSLContext`
   (the protocol then sees the decrypted bytes, and aiohttp's `request.secure` is true);
   `run_app` is `aiohttp.web.run_app` for one such site.
 
@@ -54,6 +55,18 @@ class ReadTimeouts:
 
     header_seconds: float = 10.0
     body_seconds: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    """Where the server listens and how: the address (port 0: any free port), the read
+    timeouts, and TLS when given an `ssl.SSLContext`."""
+
+    host: str
+    port: int
+    timeouts: ReadTimeouts
+    reuse_port: bool = False
+    ssl_context: ssl.SSLContext | None = None
 
 
 class Phase(enum.Enum):
@@ -277,36 +290,22 @@ class ReadTimeoutProtocol(asyncio.Protocol):
 class ReadTimeoutSite(web.BaseSite):
     """A TCP site like `aiohttp.web.TCPSite`, whose connections go through ReadTimeoutProtocol."""
 
-    __slots__ = ("_bound_port", "_host", "_port", "_reuse_port", "_ssl_context", "_timeouts")
+    __slots__ = ("_bound_port", "_listener")
 
-    def __init__(
-        self,
-        runner: web.BaseRunner,
-        host: str,
-        port: int,
-        *,
-        timeouts: ReadTimeouts,
-        reuse_port: bool = False,
-        backlog: int = 128,
-        ssl_context: ssl.SSLContext | None = None,
-    ) -> None:
-        super().__init__(runner, backlog=backlog)
-        self._host = host
-        self._port = port
-        self._reuse_port = reuse_port
-        self._timeouts = timeouts
-        self._ssl_context = ssl_context
+    def __init__(self, runner: web.BaseRunner, listener: Listener, *, backlog: int = 128) -> None:
+        super().__init__(runner, ssl_context=listener.ssl_context, backlog=backlog)
+        self._listener = listener
         self._bound_port: int | None = None
 
     @property
     def port(self) -> int:
         """The port listened on: the one asked for, or once started the one bound (for 0)."""
-        return self._port if self._bound_port is None else self._bound_port
+        return self._listener.port if self._bound_port is None else self._bound_port
 
     @property
     def name(self) -> str:
         scheme = "https" if self._ssl_context is not None else "http"
-        return f"{scheme}://{self._host}:{self.port}"
+        return f"{scheme}://{self._listener.host}:{self.port}"
 
     async def start(self) -> None:
         await super().start()
@@ -314,7 +313,7 @@ class ReadTimeoutSite(web.BaseSite):
         server = self._runner.server
         if server is None:
             raise RuntimeError("Call runner.setup() before starting a site")
-        timeouts = self._timeouts
+        timeouts = self._listener.timeouts
 
         def connection() -> ReadTimeoutProtocol:
             return ReadTimeoutProtocol(server(), timeouts, loop)
@@ -325,8 +324,8 @@ class ReadTimeoutSite(web.BaseSite):
             handshake = timeouts.header_seconds if timeouts.header_seconds > 0 else None
             tls = {"ssl": self._ssl_context, "ssl_handshake_timeout": handshake}
         listening = await loop.create_server(
-            connection, self._host, self._port,
-            backlog=self._backlog, reuse_port=self._reuse_port or None, **tls,
+            connection, self._listener.host, self._listener.port,
+            backlog=self._backlog, reuse_port=self._listener.reuse_port or None, **tls,
         )
         self._server = listening
         if listening.sockets:
@@ -334,23 +333,14 @@ class ReadTimeoutSite(web.BaseSite):
 
 
 def run_app(
-    app: web.Application,
-    *,
-    host: str,
-    port: int,
-    timeouts: ReadTimeouts,
-    reuse_port: bool = False,
-    keepalive_timeout: float = 75.0,
-    ssl_context: ssl.SSLContext | None = None,
+    app: web.Application, listener: Listener, *, keepalive_timeout: float = 75.0
 ) -> None:
     """Serve `app` until SIGINT or SIGTERM, as `aiohttp.web.run_app` does (the same event loop
-    handling and shutdown), through one ReadTimeoutSite (HTTPS with `ssl_context`); no
-    banner, no access log."""
+    handling and shutdown), through one ReadTimeoutSite (HTTPS with the listener's
+    `ssl_context`); no banner, no access log."""
     raise_open_file_limit()
     loop = asyncio.new_event_loop()
-    serving = loop.create_task(
-        _serve(app, host, port, timeouts, reuse_port, keepalive_timeout, ssl_context)
-    )
+    serving = loop.create_task(_serve(app, listener, keepalive_timeout))
     try:
         asyncio.set_event_loop(loop)
         loop.run_until_complete(serving)
@@ -383,24 +373,13 @@ def raise_open_file_limit() -> int:
     return soft
 
 
-async def _serve(
-    app: web.Application,
-    host: str,
-    port: int,
-    timeouts: ReadTimeouts,
-    reuse_port: bool,
-    keepalive_timeout: float,
-    ssl_context: ssl.SSLContext | None,
-) -> None:
+async def _serve(app: web.Application, listener: Listener, keepalive_timeout: float) -> None:
     runner = web.AppRunner(
         app, handle_signals=True, access_log=None, keepalive_timeout=keepalive_timeout
     )
     await runner.setup()
     try:
-        await ReadTimeoutSite(
-            runner, host, port, timeouts=timeouts, reuse_port=reuse_port,
-            backlog=LISTEN_BACKLOG, ssl_context=ssl_context,
-        ).start()
+        await ReadTimeoutSite(runner, listener, backlog=LISTEN_BACKLOG).start()
         await asyncio.Event().wait()  # until cancelled
     finally:
         await runner.cleanup()

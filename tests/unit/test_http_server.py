@@ -15,7 +15,13 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from cqs.sqs_api.http_server import Phase, ReadTimeouts, ReadTimeoutSite, RequestFraming
+from cqs.sqs_api.http_server import (
+    Listener,
+    Phase,
+    ReadTimeouts,
+    ReadTimeoutSite,
+    RequestFraming,
+)
 
 POST_HEAD = b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n"
 GET = b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"
@@ -119,7 +125,7 @@ async def port() -> AsyncIterator[int]:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = ReadTimeoutSite(
-        runner, "127.0.0.1", 0, timeouts=ReadTimeouts(HEADER_SECONDS, BODY_SECONDS)
+        runner, Listener("127.0.0.1", 0, ReadTimeouts(HEADER_SECONDS, BODY_SECONDS))
     )
     await site.start()
     yield site.port
@@ -236,7 +242,7 @@ async def test_a_timeout_of_zero_leaves_that_part_of_the_request_untimed() -> No
     app.router.add_route("*", "/", _answer)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = ReadTimeoutSite(runner, "127.0.0.1", 0, timeouts=ReadTimeouts(0, BODY_SECONDS))
+    site = ReadTimeoutSite(runner, Listener("127.0.0.1", 0, ReadTimeouts(0, BODY_SECONDS)))
     await site.start()
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", site.port)

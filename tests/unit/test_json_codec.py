@@ -122,8 +122,10 @@ class CannedQueueService(QueueService):
     async def get_queue_url(self, name):  # type: ignore[no-untyped-def]
         self._record("GetQueueUrl", name)
 
-    async def list_queues(self, namespace, prefix, max_results, next_token):  # type: ignore[no-untyped-def]
-        self._record("ListQueues", namespace, prefix, max_results, next_token)
+    async def list_queues(self, namespace, listing):  # type: ignore[no-untyped-def]
+        self._record(
+            "ListQueues", namespace, listing.prefix, listing.max_results, listing.next_token
+        )
         return ["alpha", "beta"], "token-2"
 
     async def delete_queue(self, name):  # type: ignore[no-untyped-def]

@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError
 from cqs.domain import errors
 from cqs.domain.model import QueueIdentity
 from cqs.service import QueueService
-from cqs.sqs_api import add_sqs_routes, create_api_app
+from cqs.sqs_api import ApiSettings, add_sqs_routes, create_api_app
 from cqs.sqs_api.app import ServiceSource
 from cqs.sqs_api.errors import (
     ERROR_TABLE,
@@ -237,7 +237,7 @@ def test_a_query_error_body_has_the_aws_shape() -> None:
 def _app(service: ServiceSource | None = None, **settings: Any) -> web.Application:
     return create_api_app(
         service,  # type: ignore[arg-type]
-        account_id=ACCOUNT, base_url=None, region="us-east-1", **settings,
+        ApiSettings(account_id=ACCOUNT, base_url=None, region="us-east-1", **settings),
     )
 
 
@@ -372,8 +372,10 @@ async def test_the_error_middleware_leaves_other_routes_of_the_app_alone() -> No
 
     app = web.Application()
     app.router.add_get("/health/check/deep", health)
-    add_sqs_routes(app, None, account_id=ACCOUNT, base_url=None,  # type: ignore[arg-type]
-                   region="us-east-1")
+    add_sqs_routes(
+        app, None,  # type: ignore[arg-type]
+        ApiSettings(account_id=ACCOUNT, base_url=None, region="us-east-1"),
+    )
 
     async with TestClient(TestServer(app)) as client:
         response = await client.get("/health/check/deep")
