@@ -62,9 +62,13 @@ def host_lines(java_note: str = "") -> list[str]:
 
 
 def git_commit() -> str:
-    """The short hash of the checkout's HEAD, or "unknown"."""
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False,
-                          capture_output=True, text=True).stdout.strip() or "unknown"
+    """The short hash of the checkout's HEAD, with "-dirty" when tracked files differ from it
+    (the figures then come from code no commit holds), or "unknown"."""
+    described = subprocess.run(
+        ["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude", "*"], cwd=ROOT,
+        check=False, capture_output=True, text=True,
+    ).stdout.strip()
+    return described or "unknown"
 
 
 def command_line(script: str) -> str:
