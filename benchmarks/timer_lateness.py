@@ -45,8 +45,11 @@ from benchmarks.harness.delivery_ledger import (  # noqa: E402
     percentile,
 )
 from benchmarks.harness.report import host_lines, write_section  # noqa: E402
-from benchmarks.harness.servers import start_server  # noqa: E402
-from cqs.embedded.cassandra import EmbeddedCassandra  # noqa: E402
+from benchmarks.harness.servers import (  # noqa: E402
+    cassandra_summary,
+    shipped_cassandra,
+    start_server,
+)
 from cqs.embedded.redis_server import EmbeddedRedis  # noqa: E402
 
 DOC = ROOT / "docs" / "scale.md"
@@ -112,10 +115,11 @@ def consume(endpoint: str, url: str, expected: int, deadline: float,
     return ledger
 
 
-def run(args: argparse.Namespace) -> str:
+def run(args: argparse.Namespace) -> tuple[str, str]:
+    """The table's row, and the Cassandra it ran on (for the heading)."""
     work = Path(tempfile.mkdtemp(prefix="timer-lateness-"))
     redis = EmbeddedRedis(work / "redis")
-    cassandra = EmbeddedCassandra(work / "cassandra")
+    cassandra = shipped_cassandra(work / "cassandra")
     redis.start()
     cassandra.start()
     server = None
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace) -> str:
         print(row, flush=True)
         if verdict.lost:
             print("lost (first 10):", list(verdict.lost)[:10], f"see {log_path}")
-        return row
+        return row, cassandra_summary(cassandra)
     finally:
         if server is not None and server.poll() is None:
             server.terminate()
@@ -211,7 +215,7 @@ def main() -> None:
     parser.add_argument("--drain", type=float, default=120.0)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
-    row = run(args)
+    row, store = run(args)
     if args.write_docs:
         command = "python benchmarks/timer_lateness.py " + shlex.join(sys.argv[1:])
         section = "\n".join([
@@ -227,8 +231,8 @@ def main() -> None:
             " long as promotion keeps ahead of the due times by the lead. Scheduling 100k"
             " messages leaves Redis's memory where it was (the last column).",
             "",
-            f"`{command}` (one `cqs serve` over an embedded Redis and an embedded Cassandra"
-            f" 1.2; horizon {args.horizon} s, promotion lead {args.lead:.0f} s,"
+            f"`{command}` (one `cqs serve` over an embedded Redis and an embedded"
+            f" {store}; horizon {args.horizon} s, promotion lead {args.lead:.0f} s,"
             f" {args.senders} sender and {args.consumers} consumer processes on the same"
             " machine):",
             "",
