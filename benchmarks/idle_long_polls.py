@@ -81,17 +81,22 @@ WaitOutcome = tuple[int, str, float, float, tuple[str, ...], tuple[str, ...], st
 def waiter_process(
     index: int, endpoint: str, queue_urls: Sequence[str], waiters: Sequence[int],
     wait_seconds: int, ramp_seconds: float, opened: Any, outbox: multiprocessing.queues.Queue[Any],
+    ready: Any, go: Any,
 ) -> None:
     run_client(wait_all(
-        index, endpoint, queue_urls, waiters, wait_seconds, ramp_seconds, opened, outbox
+        index, endpoint, queue_urls, waiters, wait_seconds, ramp_seconds, opened, outbox,
+        ready, go,
     ))
 
 
 async def wait_all(
     index: int, endpoint: str, queue_urls: Sequence[str], waiters: Sequence[int],
     wait_seconds: int, ramp_seconds: float, opened: Any, outbox: multiprocessing.queues.Queue[Any],
+    ready: Any, go: Any,
 ) -> None:
-    """One long poll per waiter; `opened[index]` counts the requests whose headers left."""
+    """One long poll per waiter; `opened[index]` counts the requests whose headers left.
+    The ramp starts when every client process is ready (`ready[index]`, then `go`): a
+    process's start-up must not eat into the polls' wait on a slow machine."""
 
     async def headers_sent(*_: Any) -> None:
         opened[index] += 1
@@ -117,6 +122,9 @@ async def wait_all(
 
     async with client_session([trace]) as session:
         client = SqsJsonClient(session, endpoint)
+        ready[index] = 1
+        while not go.is_set():
+            await asyncio.sleep(0.01)
         tasks = [asyncio.create_task(wait_once(client, n, w)) for n, w in enumerate(waiters)]
         _, pending = await asyncio.wait(
             tasks, timeout=ramp_seconds + wait_seconds + BOUND_SLACK_SECONDS
@@ -251,18 +259,24 @@ def run_idle(endpoint: str, server_pid: int | None, args: argparse.Namespace) ->
     context = multiprocessing.get_context("spawn")
     outbox = context.Queue()
     opened = context.RawArray("i", run.processes)
+    ready = context.RawArray("i", run.processes)
+    go = context.Event()
     ramp = args.polls / args.polls_per_second
     children = [
         context.Process(
             target=waiter_process, name=f"waiters-{index}", daemon=True,
             args=(index, endpoint, queue_urls, list(range(index, args.polls, run.processes)),
-                  args.wait_seconds, ramp, opened, outbox),
+                  args.wait_seconds, ramp, opened, outbox, ready, go),
         )
         for index in range(run.processes)
     ]
-    began = time.monotonic()
     for child in children:
         child.start()
+    started = time.monotonic()
+    while sum(ready) < run.processes and time.monotonic() - started < 120:
+        time.sleep(0.05)
+    began = time.monotonic()
+    go.set()
     while sum(opened) < args.polls and time.monotonic() - began < ramp + 60:
         time.sleep(0.1)
     run.opened = sum(opened)
@@ -380,7 +394,7 @@ def report(run: IdleRun, found: Findings, args: argparse.Namespace, command: str
         + " / ".join(f"{percentile(wake, p):.0f}" for p in (0.5, 0.9, 0.99, 1.0)) + " |",
         "",
         f"{run.opened} of {run.polls} polls were sent {run.ramp_seconds:.1f} s after the client "
-        f"processes started; {len(run.sent_at)} messages were acknowledged (send errors: "
+        f"processes were ready; {len(run.sent_at)} messages were acknowledged (send errors: "
         f"{send_errors}); {len(run.left_in_queues)} were found in the queues afterwards, of "
         f"which **{found.visible_again}** had already been given to a waiter (visible again "
         f"although its VisibilityTimeout was {VISIBILITY_SECONDS} s). Empty early: answered empty "
