@@ -40,6 +40,10 @@ _UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     asyncio.TimeoutError,
 )
+# Error codes the driver has no class for (it raises a bare `ErrorMessage`) that still mean
+# "not settled now": 0x1700 is CAS_WRITE_UNKNOWN (protocol v5), a lightweight transaction
+# whose Paxos round may or may not have committed, like a timed-out write.
+_UNAVAILABLE_ERROR_CODES = frozenset({0x1700})
 
 DEFAULT_MAX_IN_FLIGHT = 128
 _AGREED_SETTING_READS = 5
@@ -70,6 +74,10 @@ def unavailable_on_driver_errors(action: str) -> Iterator[None]:
     except StorageUnavailable:
         raise
     except _UNAVAILABLE_ERRORS as exc:
+        raise StorageUnavailable(f"Cassandra is unavailable ({action}): {exc}") from exc
+    except cassandra.protocol.ErrorMessage as exc:
+        if exc.code not in _UNAVAILABLE_ERROR_CODES:
+            raise
         raise StorageUnavailable(f"Cassandra is unavailable ({action}): {exc}") from exc
 
 
