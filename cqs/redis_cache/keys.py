@@ -19,7 +19,9 @@ Per queue (`cqs:{<account>:<region>:<name>}:...`):
                          empty when the message was loaded in flight: any handle matches)
   inflight       ZSET    id -> ms when the message becomes visible again
   delayed        ZSET    id -> ms when the message is first deliverable
-  fill_deleted   SET     ids deleted while a fill runs, so the fill does not bring them back
+  recent_deletes ZSET    id -> ms deleted: ids deleted lately (60 s while READY) or since
+                         the fill began, so that no fill brings them back (the store's
+                         delete follows the cache's and may land after a fill read it)
   listening      STRING  "1" with a PX ttl while a long poll of some process waits on the
                          queue; sends and returns publish on the arrivals channel only then
   store_deletes  SET     ids deleted from the cache whose delete the durable store could not
@@ -124,8 +126,8 @@ class QueueKeys:
         return self._key("delayed")
 
     @property
-    def fill_deleted(self) -> str:
-        return self._key("fill_deleted")
+    def recent_deletes(self) -> str:
+        return self._key("recent_deletes")
 
     @property
     def listening(self) -> str:
@@ -214,7 +216,7 @@ class QueueKeys:
             self.receipt,
             self.inflight,
             self.delayed,
-            self.fill_deleted,
+            self.recent_deletes,
         ]
 
 

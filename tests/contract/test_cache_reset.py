@@ -17,7 +17,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from cqs.domain.model import CacheState, DeleteOutcome, Message, QueueIdentity
+from cqs.embedded.redis_server import EmbeddedRedis
 from cqs.redis_cache.cache import RedisMessageCache
+from cqs.redis_cache.keys import QueueKeys
 from tests.contract import test_fifo_cache as fifo
 from tests.contract.test_message_cache import (
     RETENTION_MS,
@@ -26,6 +28,7 @@ from tests.contract.test_message_cache import (
     make_message,
     nonces,
     now_ms,
+    raw_client,
     ready_queue,
     receive,
 )
@@ -166,3 +169,52 @@ async def test_a_delete_while_the_cache_waits_for_its_fill_keeps_the_fill_from_b
     assert kept == []
     assert await receive(message_cache, queue, now_ms()) == []
     assert await ids_after_the_timeout(message_cache, queue) == []
+
+
+async def test_a_delete_just_before_a_reset_keeps_the_fill_from_bringing_it_back(
+    message_cache: RedisMessageCache,
+) -> None:
+    """The consumer's delete reaches the READY cache, another process then resets it, and
+    the fill reads the store before the consumer's store delete lands. Before, the cache
+    remembered deletes only while not READY, so the fill loaded the message visible and it
+    was handed out again about a second after its delete (issue 26, the multi-host cut)."""
+    messages = [make_message(f"m{n}") for n in range(2)]
+    queue = await queue_with(message_cache, messages)
+    held = await receive(message_cache, queue, now_ms(), max_count=2)
+    deleted, kept_by_consumer = held
+    outcome = await message_cache.delete(
+        queue, deleted.message.message_id, deleted.receipt_nonce
+    )
+    assert outcome is DeleteOutcome.DELETED
+
+    await message_cache.reset(queue)  # by a process that missed writes
+    kept = await refill(message_cache, queue, messages)  # the store still held both
+
+    assert kept == [kept_by_consumer.message.message_id]
+    assert await message_cache.hide_store_deliveries(
+        queue, now_ms(), {deleted.message.message_id: now_ms() + TIMEOUT_MS}
+    ) == set()
+    assert await receive(message_cache, queue, now_ms()) == []
+    assert await ids_after_the_timeout(message_cache, queue) == [
+        kept_by_consumer.message.message_id
+    ]
+
+
+async def test_deletes_are_let_go_a_minute_after_the_cache_is_ready(
+    message_cache: RedisMessageCache, redis_server: EmbeddedRedis
+) -> None:
+    """Remembering every delete must not grow without bound: once the cache is READY, a
+    delete lets go of those remembered more than 60 s ago."""
+    messages = [make_message(f"m{n}") for n in range(2)]
+    queue = await queue_with(message_cache, messages)
+    first, second = await receive(message_cache, queue, now_ms(), max_count=2)
+    recent = QueueKeys(queue).recent_deletes
+    async with raw_client(redis_server.url) as raw:
+        await message_cache.delete(queue, first.message.message_id, first.receipt_nonce)
+        assert await raw.zrange(recent, 0, -1) == [first.message.message_id]
+        # as if that delete had been 61 s ago
+        await raw.zadd(recent, {first.message.message_id: now_ms() - 61_000})
+
+        await message_cache.delete(queue, second.message.message_id, second.receipt_nonce)
+
+        assert await raw.zrange(recent, 0, -1) == [second.message.message_id]

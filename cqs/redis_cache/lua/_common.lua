@@ -1,7 +1,7 @@
 -- Shared helpers, pasted by scripts.py where a script asks for this file by name.
 -- They use the KEYS layout every queue script shares:
 --   KEYS[1] state  KEYS[2] visible  KEYS[3] payload  KEYS[4] receipt
---   KEYS[5] inflight  KEYS[6] delayed  KEYS[7] fill_deleted  KEYS[8] cqs:due (per server)
+--   KEYS[5] inflight  KEYS[6] delayed  KEYS[7] recent_deletes  KEYS[8] cqs:due (per server)
 --   KEYS[9] listening  KEYS[10] store_deletes  KEYS[11] cqs:store_delete_queues (per server)
 --   KEYS[12] fifo  KEYS[13] group_locks  KEYS[14] dedup  KEYS[15] dedup_expiry
 --   KEYS[16] sequence  KEYS[17] attempts  KEYS[18] attempt_expiry  (FIFO queues only)
@@ -25,6 +25,15 @@ end
 
 local function is_filling(state)
   return state ~= false and state ~= nil and string.sub(state, 1, 8) == 'filling:'
+end
+
+-- How long a deleted id is remembered once the cache is READY (recent_deletes): longer than
+-- any store write of the delete that follows it in the caller (bounded by the Cassandra
+-- request timeout, 5 s by default), so a reset and fill in between cannot reload it.
+local RECENT_DELETE_MS = 60000
+
+local function forget_old_deletes(now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. ms(now - RECENT_DELETE_MS))
 end
 
 -- The nonce of a visible message loaded by a fill and not handed out since: its first

@@ -1,15 +1,15 @@
 -- begin_fill: ABSENT -> FILLING for one owner, clearing whatever messages a previous
 -- incarnation of the cache left behind, except a standard queue's messages in flight.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [7] recent_deletes  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
 -- ARGV: [1] the filling state value ("filling:<owner>")  [2] lease in ms  [3] queue name
 -- Returns: 1 if this owner now holds the fill lease, 0 if the state was not absent.
--- Keeps listening, store_deletes and fill_deleted (deletes while the cache was not READY:
--- the fill skips those ids), and the FIFO deduplication
--- entries and sequence (the fill merges the store's deduplication records into them).
+-- Keeps listening, store_deletes and recent_deletes (the fill skips those ids), and the
+-- FIFO deduplication entries and sequence (the fill merges the store's deduplication
+-- records into them).
 -- A standard queue's in-flight messages keep their payload, receipt (with the holder's
 -- nonce) and time: a cache dropped to be refilled (`reset`) must not hand out again what
 -- a consumer holds. The fill skips ids already cached, and removes at its end those the

@@ -5,7 +5,7 @@
 -- unless a fill reloaded the message and nobody received it since.
 -- One call deletes a whole DeleteMessageBatch: one round trip instead of one per entry.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [7] recent_deletes  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
@@ -14,13 +14,18 @@
 --          (DeleteOutcome values) per pair.
 -- An in-flight message matches the handle when its stored nonce equals the handle's or is
 -- empty (loaded in flight by a fill after an outage: the handle came from the store).
--- While the cache is not READY (reset and waiting for its fill, or filling) every deleted id
--- is remembered until the fill finishes, so that neither the fill nor a delivery from the
--- store brings it back: the store's own delete may land after they read it.
+-- Every deleted id is remembered (recent_deletes) so that neither a fill nor a delivery from
+-- the store brings it back: the store's own delete comes after this one and may land after
+-- they read the message, and a reset may come between the two. While the cache is READY,
+-- ids older than RECENT_DELETE_MS are let go (every store write has ended by then); while
+-- it is not, all stay until the fill finishes.
 -- cqs:due is left as is: an early entry costs the sweep one visit, never a late delivery.
 --!include _common.lua
-local not_ready = redis.call('GET', KEYS[1]) ~= 'ready'
+local ready = redis.call('GET', KEYS[1]) == 'ready'
 local now = tonumber(ARGV[1])
+if ready then
+  forget_old_deletes(now)
+end
 
 local function delete_one(id, nonce)
   local receipt = redis.call('HGET', KEYS[4], id)
@@ -34,9 +39,7 @@ local function delete_one(id, nonce)
   if in_flight and not handle_matches(receipt, nonce) then
     return 'stale_handle'  -- nothing remembered: the current holder's delete still counts
   end
-  if not_ready then
-    redis.call('SADD', KEYS[7], id)
-  end
+  redis.call('ZADD', KEYS[7], now, id)
   if not receipt then
     return 'not_cached'
   end

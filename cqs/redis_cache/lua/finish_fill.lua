@@ -1,6 +1,6 @@
 -- finish_fill: FILLING -> READY if the caller still holds the lease.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [7] recent_deletes  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
@@ -25,5 +25,5 @@ for index = 5 + gone, #ARGV, 2 do
   hide_visible(now, ARGV[index], ARGV[index + 1], ARGV[3])
 end
 redis.call('SET', KEYS[1], 'ready')  -- a plain SET also drops the lease's expiry
-redis.call('DEL', KEYS[7])
+forget_old_deletes(now)
 return 1

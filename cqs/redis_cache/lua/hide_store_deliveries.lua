@@ -1,6 +1,6 @@
 -- hide_store_deliveries: which messages claimed in the store may be handed out, hiding them here.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [7] recent_deletes  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
@@ -25,7 +25,7 @@ for index = 3, #ARGV, 2 do
       may = tonumber(score) == tonumber(until_ms)
     else
       may = not ready and redis.call('HEXISTS', KEYS[3], id) == 0
-        and redis.call('SISMEMBER', KEYS[7], id) == 0
+        and not redis.call('ZSCORE', KEYS[7], id)
         and redis.call('SISMEMBER', KEYS[10], id) == 0
     end
   end

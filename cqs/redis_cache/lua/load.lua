@@ -1,6 +1,6 @@
 -- load: during the caller's fill, cache messages read from the durable store.
 -- KEYS: [1] state  [2] visible  [3] payload  [4] receipt  [5] inflight  [6] delayed
---       [7] fill_deleted  [8] cqs:due (per server)  [9] listening  [10] store_deletes
+--       [7] recent_deletes  [8] cqs:due (per server)  [9] listening  [10] store_deletes
 --       [11] cqs:store_delete_queues (per server)  [12] fifo  [13] group_locks  [14] dedup
 --       [15] dedup_expiry  [16] sequence  [17] attempts  [18] attempt_expiry
 --       -- the same eighteen for every queue script (keys.py)
@@ -9,8 +9,8 @@
 --       hidden_until_ms (0 = not hidden), payload (JSON), message group id and sequence
 --       number ('' and '' on standard queues)
 -- Returns: how many messages were added, or -1 (nothing added) unless the state is the
---          caller's fill. Skipped: ids already cached, deleted since the fill began
---          (fill_deleted) or waiting for their store delete (store_deletes).
+--          caller's fill. Skipped: ids already cached, deleted lately or since the fill
+--          began (recent_deletes) or waiting for their store delete (store_deletes).
 -- A message hidden until after now goes in flight until then, with receive count 1, first
 -- receive now and an empty nonce (any handle may delete it or change its visibility).
 -- Others are marked reloaded until received (see RELOADED_NONCE).
@@ -22,7 +22,7 @@ local now = tonumber(ARGV[1])
 local added = 0
 for index = 4, #ARGV, 7 do
   local id = ARGV[index]
-  local skipped = redis.call('SISMEMBER', KEYS[7], id) == 1
+  local skipped = redis.call('ZSCORE', KEYS[7], id)
     or redis.call('SISMEMBER', KEYS[10], id) == 1
   if not skipped and add_message(
       now, ARGV[2], id, ARGV[index + 1], ARGV[index + 2], ARGV[index + 3], ARGV[index + 4],
