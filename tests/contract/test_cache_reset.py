@@ -218,3 +218,25 @@ async def test_deletes_are_let_go_a_minute_after_the_cache_is_ready(
         await message_cache.delete(queue, second.message.message_id, second.receipt_nonce)
 
         assert await raw.zrange(recent, 0, -1) == [second.message.message_id]
+
+
+async def test_a_senders_add_that_reaches_redis_after_the_delete_does_not_bring_it_back(
+    message_cache: RedisMessageCache,
+) -> None:
+    """A sender cut off from Redis times out on its add and marks the cache stale; the
+    kernel still delivers the command once the link heals, after the refilled cache handed
+    the message out and its consumer deleted it. Before, that late add cached the message
+    again, and it was delivered a second time about a second after its delete (issue 26,
+    the multi-host cut: two early repeats in each run)."""
+    message = make_message("sent while cut off")
+    queue = await queue_with(message_cache, [])
+    await message_cache.reset(queue)  # the sender's stale mark reaches Redis
+    await refill(message_cache, queue, [message])
+    [delivery] = await receive(message_cache, queue, now_ms())
+    outcome = await message_cache.delete(queue, message.message_id, delivery.receipt_nonce)
+    assert outcome is DeleteOutcome.DELETED
+
+    assert await message_cache.add(queue, [message], now_ms())  # the late add lands
+
+    assert await receive(message_cache, queue, now_ms()) == []
+    assert await ids_after_the_timeout(message_cache, queue) == []

@@ -294,9 +294,17 @@ end
 -- `visible_at_ms` when that is after now, else visible at the tail. A FIFO message (group
 -- not empty) also gets its fifo entry, and the queue's sequence is raised to its number.
 -- `reloaded`: loaded by a fill (its nonce is RELOADED_NONCE until it is received).
--- Returns 'inflight', 'delayed' or 'visible' where it went, or false if already cached.
+-- Returns 'inflight', 'delayed' or 'visible' where it went, or false if already cached or
+-- deleted lately (recent_deletes).
 local function add_message(now, queue, id, sent_ms, visible_at_ms, hidden_until, payload,
                            group, sequence, reloaded)
+  -- A deleted message never comes back: not from a fill that read it before the store's
+  -- delete landed, nor from a sender's add that reached Redis late (a timed-out command
+  -- the kernel still delivered once a cut link healed, after the message was delivered
+  -- and deleted).
+  if redis.call('ZSCORE', KEYS[7], id) then
+    return false
+  end
   if redis.call('HSETNX', KEYS[3], id, payload) == 0 then
     return false
   end

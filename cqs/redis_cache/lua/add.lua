@@ -7,7 +7,8 @@
 -- ARGV: [1] now ms  [2] queue name  [3] arrivals channel  [4] deduplication interval ms,
 --       then per message seven values: id, sent_timestamp_ms, visible_at_ms, payload (JSON),
 --       message group id, sequence number, dedup field (the last three '' on standard queues)
--- Returns: 1 if the cache took the messages (ids already cached are skipped),
+-- Returns: 1 if the cache took the messages (ids already cached or deleted lately are
+--          skipped),
 --          0 if the state is absent (nothing added: the fill will load them).
 -- FIFO: the dedup entry of each message (admitted as pending by admit.lua) is marked stored
 -- and lapses one deduplication interval after now, whatever the state: the message is in

@@ -22,8 +22,7 @@ local now = tonumber(ARGV[1])
 local added = 0
 for index = 4, #ARGV, 7 do
   local id = ARGV[index]
-  local skipped = redis.call('ZSCORE', KEYS[7], id)
-    or redis.call('SISMEMBER', KEYS[10], id) == 1
+  local skipped = redis.call('SISMEMBER', KEYS[10], id) == 1
   if not skipped and add_message(
       now, ARGV[2], id, ARGV[index + 1], ARGV[index + 2], ARGV[index + 3], ARGV[index + 4],
       ARGV[index + 5], ARGV[index + 6], true) then
