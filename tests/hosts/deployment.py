@@ -66,6 +66,8 @@ class Deployment:
         self.servers: list[ApiServer] = []
         self.keyspace = "hosts_" + uuid.uuid4().hex[:12]
         self.redis_paused = False
+        self.redis_killed = False
+        self.killed_servers: set[ApiServer] = set()
 
     def start(self) -> None:
         with inside(self.network.services):
@@ -130,6 +132,57 @@ class Deployment:
         if self.redis is not None and self.redis_paused:
             os.kill(self.redis.pid, signal.SIGCONT)
             self.redis_paused = False
+
+    def kill_redis(self) -> None:
+        """SIGKILL, as a crash: Redis runs without persistence, so its data is gone."""
+        assert self.redis is not None
+        self.resume_redis()
+        os.kill(self.redis.pid, signal.SIGKILL)
+        self.redis_killed = True
+
+    def restart_redis(self) -> None:
+        """Start Redis again, empty, on its address and port."""
+        if self.redis is None or not self.redis_killed:
+            return
+        self.redis.stop()  # reaps the killed process
+        with inside(self.network.services):
+            self.redis = EmbeddedRedis(
+                self.work_dir / f"redis-{uuid.uuid4().hex[:6]}", port=self.redis.port,
+                host=REDIS_ADDRESS,
+            )
+            self.redis.start()
+        self.redis_killed = False
+
+    def pause_cassandra(self) -> None:
+        """SIGSTOP one Cassandra node (with one node, the whole store stalls)."""
+        assert self.cassandra is not None
+        self.cassandra.pause(0)
+
+    def resume_cassandra(self) -> None:
+        if self.cassandra is not None:
+            self.cassandra.resume(0)
+
+    def kill_api(self, host_name: str) -> None:
+        """SIGKILL the first API process on a host, as a crash: its clients' calls fail
+        until it is back."""
+        server = self.servers_on(host_name)[0]
+        server.process.kill()
+        self.killed_servers.add(server)
+
+    def restart_api(self, host_name: str) -> None:
+        """Start the killed API processes of a host again, on their ports."""
+        for server in [s for s in self.killed_servers if s.host.name == host_name]:
+            with inside(server.host.namespace):
+                server.process.start()
+            self.killed_servers.discard(server)
+
+    def heal(self) -> None:
+        """Undo every process fault still in force (links are the network's)."""
+        self.resume_redis()
+        self.restart_redis()
+        self.resume_cassandra()
+        for host_name in {s.host.name for s in self.killed_servers}:
+            self.restart_api(host_name)
 
     # --- what the servers say --------------------------------------------------------------
 

@@ -10,7 +10,8 @@ violations, failed calls, and the time from the end of the sends and faults unti
 was missing.
 
 The faults (`Fault`): a host cut off from Redis or from Cassandra (blackhole route), a host's
-link to Cassandra slowed (a narrow HTB class), Redis stalled (SIGSTOP). `standard_faults`
+link to Cassandra slowed (a narrow HTB class), Redis stalled (SIGSTOP) or killed and
+restarted empty, Cassandra stalled, an API process killed (SIGKILL) and restarted. `standard_faults`
 builds the named ones of issue 26; `random_schedule` a seeded schedule for the benchmark.
 `purge_and_resend` checks a FIFO deduplication id sent again after PurgeQueue.
 
@@ -91,12 +92,31 @@ def redis_stall(at: float, lasts: float) -> Fault:
                  lambda d: d.pause_redis(), lambda d: d.resume_redis())
 
 
+def redis_restart(at: float, lasts: float) -> Fault:
+    return Fault(f"Redis SIGKILL, restarted empty after {lasts:g} s", at, lasts,
+                 lambda d: d.kill_redis(), lambda d: d.restart_redis())
+
+
+def cassandra_stall(at: float, lasts: float) -> Fault:
+    return Fault(f"Cassandra SIGSTOP {lasts:g} s", at, lasts,
+                 lambda d: d.pause_cassandra(), lambda d: d.resume_cassandra())
+
+
+def api_crash(host: str, at: float, lasts: float) -> Fault:
+    return Fault(f"an API process on {host} SIGKILL, restarted after {lasts:g} s", at, lasts,
+                 lambda d: d.kill_api(host), lambda d: d.restart_api(host))
+
+
 def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Fault]:
-    """Issue 26's partial faults by name: a) cut, b) stall, c) slow, d) all three in turn."""
+    """Issue 26's faults by name: cut, stall, slow, all (those three in turn), and
+    redis-restart, cassandra-stall, api-crash (a receiving process, then a sending one)."""
     faults = {
         "cut": [cut_from_redis("h1", at, lasts)],
         "stall": [redis_stall(at, lasts)],
         "slow": [slow_cassandra_link("h1", at, lasts * 1.5)],
+        "redis-restart": [redis_restart(at, lasts / 2)],
+        "cassandra-stall": [cassandra_stall(at, lasts)],
+        "api-crash": [api_crash("h2", at, lasts / 2), api_crash("h1", at + lasts, lasts / 2)],
     }
     if kind == "all":
         return [cut_from_redis("h1", at, lasts), redis_stall(at + lasts + 2, lasts * 0.8),
@@ -105,7 +125,10 @@ def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Faul
 
 
 def random_schedule(seed: int, seconds: float, every: float = 30.0) -> list[Fault]:
-    """One fault in each `every`-second slot, of a random kind, host and length (seeded)."""
+    """One fault in each `every`-second slot, of a random kind, host and length (seeded).
+    Kinds: a host cut off from Redis or from Cassandra, a slowed link to Cassandra, a Redis
+    stall, Redis killed and restarted empty, a Cassandra stall, an API process killed and
+    restarted."""
     rng = random.Random(seed)
     faults = []
     for start in range(int(every / 3), int(seconds - every / 2), int(every)):
@@ -117,6 +140,9 @@ def random_schedule(seed: int, seconds: float, every: float = 30.0) -> list[Faul
             cut_from_cassandra(host, at, round(lasts, 1)),
             slow_cassandra_link(host, at, round(lasts, 1)),
             redis_stall(at, round(min(lasts, 10.0), 1)),
+            redis_restart(at, round(min(lasts, 5.0), 1)),
+            cassandra_stall(at, round(min(lasts, 10.0), 1)),
+            api_crash(host, at, round(min(lasts, 5.0), 1)),
         ]))
     return faults
 
@@ -147,6 +173,35 @@ class Outcome:
             f"{self.recovered_seconds if self.recovered_seconds is None else round(self.recovered_seconds, 1)} s "
             f"after the sends and faults ended; examples {v.examples[:3]}"
         )
+
+
+    def repeat_timelines(self, limit: int = 5) -> list[str]:
+        """For the first `limit` unexpected repeats: every delivery and delete of the
+        message, by host, in seconds from the start of the sends (to trace their cause)."""
+        lines = []
+        for example in self.verdict.examples[:limit]:
+            events = []
+            for host, ledger in self.ledgers.items():
+                for d in ledger.deliveries:
+                    if d.message_id == example.message_id:
+                        events.append((d.requested_at, f"{host} receive asked "
+                                       f"{d.requested_at - self.began_at:.3f} answered "
+                                       f"{d.answered_at - self.began_at:.3f} count "
+                                       f"{d.receive_count}"))
+                for x in ledger.deletes:
+                    if x.message_id == example.message_id:
+                        events.append((x.requested_at, f"{host} delete asked "
+                                       f"{x.requested_at - self.began_at:.3f} answered "
+                                       f"{x.answered_at - self.began_at:.3f} {x.error or 'ok'}"))
+            for host, ledger in self.ledgers.items():
+                for a in ledger.acknowledged:
+                    if a.message_id == example.message_id:
+                        events.append((a.requested_at, f"{host} send asked "
+                                       f"{a.requested_at - self.began_at:.3f} answered "
+                                       f"{a.answered_at - self.began_at:.3f}"))
+            lines.append(f"{example.kind} repeat of {example.message_id}: "
+                         + "; ".join(text for _, text in sorted(events)))
+        return lines
 
 
 def _create_queue(deployment: Deployment, name: str, fifo: bool, visibility: int) -> str:
@@ -202,7 +257,7 @@ def run_scenario(
             client.producers_done.wait(load.send_seconds + 120)
     finally:
         deployment.network.heal()
-        deployment.resume_redis()
+        deployment.heal()
     recovered: float | None = None
     settled = max(last_heal, time.monotonic())  # sends and faults are over
     deadline = time.monotonic() + load.drain_seconds
