@@ -5,11 +5,14 @@ veth link to a services namespace holding Redis and Cassandra; h1's servers take
 receives, h3's both; needs root) and runs, on a fresh queue each:
 
 - the named scenarios of the CI test, longer: `cut` (h1 cut off from Redis), `stall`
-  (Redis SIGSTOP), `slow` (h1's link to Cassandra squeezed), `fifo` (a FIFO queue through
-  all three in turn, then a deduplication id resent after PurgeQueue);
+  (Redis SIGSTOP), `slow` (h1's link to Cassandra squeezed), `redis-restart` (Redis
+  SIGKILL, restarted empty), `cassandra-stall` (Cassandra SIGSTOP), `api-crash` (an API
+  process of h2, then of h1, SIGKILL and restarted), `fifo` (a FIFO queue through cut,
+  stall and slow link in turn, then a deduplication id resent after PurgeQueue);
 - `random`: `--seconds` of sends with a seeded random fault schedule, one fault every
   `--every` seconds (a host cut off from Redis or from Cassandra, a slowed link, a Redis
-  stall; host and length drawn too), on a standard queue, and with `--fifo` on a FIFO one.
+  stall, Redis restarted empty, a Cassandra stall, an API process killed and restarted;
+  host and length drawn too), on a standard queue, and with `--fifo` on a FIFO one.
 
 Each row of the report counts, by message id, sent (acknowledged), received, lost, early
 duplicates (delivered again before the visibility timeout, with the servers' redelivery
@@ -18,7 +21,8 @@ calls, and how long after the end of the sends and faults the last message arriv
 Exits non-zero if anything acknowledged was lost. `--write-docs` puts the table, with the
 machine and the command, between the host-faults markers of docs/reliability.md.
 
-    python benchmarks/host_faults.py --seconds 300 --messages 60000 --seed 7 --write-docs
+    python benchmarks/host_faults.py --seconds 3600 --messages 1000000 --named-seconds 40 \
+        --seed 7 --write-docs
 
 Imports the hosts' harness from tests/hosts/ and the shared report helpers; never the
 service.
@@ -49,7 +53,7 @@ from tests.hosts.scenarios import (  # noqa: E402
 )
 
 SECTION = DocSection(ROOT / "docs" / "reliability.md", "host-faults", "Reliability")
-NAMED = ("cut", "stall", "slow", "fifo")
+NAMED = ("cut", "stall", "slow", "redis-restart", "cassandra-stall", "api-crash", "fifo")
 
 
 def row(outcome: Outcome) -> str:
@@ -92,10 +96,13 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, seconds: float,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scenarios", default="cut,stall,slow,fifo,random",
+    parser.add_argument("--scenarios", default=",".join([*NAMED, "random"]),
                         help=f"comma-separated, of {', '.join(NAMED)}, random")
     parser.add_argument("--seconds", type=float, default=120.0,
-                        help="sends of the random run (named runs: a quarter, at least 15)")
+                        help="sends of the random run")
+    parser.add_argument("--named-seconds", type=float, default=None,
+                        help="sends of each named run (default: a quarter of --seconds, at "
+                        "least 15)")
     parser.add_argument("--messages", type=int, default=20000, help="of the random run")
     parser.add_argument("--named-messages", type=int, default=3000)
     parser.add_argument("--polls", type=int, default=300)
@@ -114,7 +121,7 @@ def main() -> int:
     began = time.monotonic()
     outcomes: list[Outcome] = []
     purge = "not run"
-    named_seconds = max(15.0, args.seconds / 4)
+    named_seconds = args.named_seconds or max(15.0, args.seconds / 4)
     named = Load(args.named_messages, named_seconds, args.polls, drain_seconds=120.0)
     with tempfile.TemporaryDirectory(prefix="host-faults-") as work, deployed(
         Path(work), dict(zip(("h1", "h2", "h3"), args.layout, strict=True)),
