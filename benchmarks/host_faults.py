@@ -7,7 +7,8 @@ receives, h3's both; needs root) and runs, on a fresh queue each:
 - the named scenarios of the CI test, longer: `cut` (h1 cut off from Redis), `stall`
   (Redis SIGSTOP), `slow` (h1's link to Cassandra squeezed), `redis-restart` (Redis
   SIGKILL, restarted empty), `cassandra-stall` (Cassandra SIGSTOP), `api-crash` (an API
-  process of h2, then of h1, SIGKILL and restarted), `fifo` (a FIFO queue through cut,
+  process of h2, then of h1, SIGKILL and restarted), `api-stall` (h3's process
+  SIGSTOP), `cut-cassandra` (h3 cut off from Cassandra), `fifo` (a FIFO queue through cut,
   stall and slow link in turn, then a deduplication id resent after PurgeQueue);
 - `random`: `--seconds` of sends with a seeded random fault schedule, one fault every
   `--every` seconds (a host cut off from Redis or from Cassandra, a slowed link, a Redis
@@ -53,7 +54,8 @@ from tests.hosts.scenarios import (  # noqa: E402
 )
 
 SECTION = DocSection(ROOT / "docs" / "reliability.md", "host-faults", "Reliability")
-NAMED = ("cut", "stall", "slow", "redis-restart", "cassandra-stall", "api-crash", "fifo")
+NAMED = ("cut", "stall", "slow", "redis-restart", "cassandra-stall", "api-crash", "api-stall",
+         "cut-cassandra", "fifo")
 
 
 def row(outcome: Outcome) -> str:

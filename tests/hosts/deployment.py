@@ -68,6 +68,7 @@ class Deployment:
         self.redis_paused = False
         self.redis_killed = False
         self.killed_servers: set[ApiServer] = set()
+        self.paused_servers: set[ApiServer] = set()
 
     def start(self) -> None:
         with inside(self.network.services):
@@ -106,6 +107,8 @@ class Deployment:
         raise AssertionError("unreachable")
 
     def stop(self) -> None:
+        for host_name in {s.host.name for s in self.paused_servers}:
+            self.resume_api(host_name)  # a stopped process would not take SIGTERM
         for server in self.servers:
             with contextlib.suppress(Exception):
                 server.process.stop()
@@ -176,8 +179,22 @@ class Deployment:
                 server.process.start()
             self.killed_servers.discard(server)
 
+    def pause_api(self, host_name: str) -> None:
+        """SIGSTOP the first API process on a host: its connections stay open, nothing
+        answers (a long GC pause, a host swapping)."""
+        server = self.servers_on(host_name)[0]
+        os.kill(server.process.pid, signal.SIGSTOP)
+        self.paused_servers.add(server)
+
+    def resume_api(self, host_name: str) -> None:
+        for server in [s for s in self.paused_servers if s.host.name == host_name]:
+            os.kill(server.process.pid, signal.SIGCONT)
+            self.paused_servers.discard(server)
+
     def heal(self) -> None:
         """Undo every process fault still in force (links are the network's)."""
+        for host_name in {s.host.name for s in self.paused_servers}:
+            self.resume_api(host_name)
         self.resume_redis()
         self.restart_redis()
         self.resume_cassandra()

@@ -11,7 +11,8 @@ was missing.
 
 The faults (`Fault`): a host cut off from Redis or from Cassandra (blackhole route), a host's
 link to Cassandra slowed (a narrow HTB class), Redis stalled (SIGSTOP) or killed and
-restarted empty, Cassandra stalled, an API process killed (SIGKILL) and restarted. `standard_faults`
+restarted empty, Cassandra stalled, an API process killed (SIGKILL) and restarted or
+stalled (SIGSTOP). `standard_faults`
 builds the named ones of issue 26; `random_schedule` a seeded schedule for the benchmark.
 `purge_and_resend` checks a FIFO deduplication id sent again after PurgeQueue.
 
@@ -107,9 +108,16 @@ def api_crash(host: str, at: float, lasts: float) -> Fault:
                  lambda d: d.kill_api(host), lambda d: d.restart_api(host))
 
 
+def api_stall(host: str, at: float, lasts: float) -> Fault:
+    return Fault(f"an API process on {host} SIGSTOP {lasts:g} s", at, lasts,
+                 lambda d: d.pause_api(host), lambda d: d.resume_api(host))
+
+
 def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Fault]:
     """Issue 26's faults by name: cut, stall, slow, all (those three in turn), and
-    redis-restart, cassandra-stall, api-crash (a receiving process, then a sending one)."""
+    redis-restart, cassandra-stall, api-crash (a receiving process, then a sending one),
+    api-stall (h3's process, which sends and receives), cut-cassandra (h3 cut off from
+    Cassandra)."""
     faults = {
         "cut": [cut_from_redis("h1", at, lasts)],
         "stall": [redis_stall(at, lasts)],
@@ -117,6 +125,8 @@ def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Faul
         "redis-restart": [redis_restart(at, lasts / 2)],
         "cassandra-stall": [cassandra_stall(at, lasts)],
         "api-crash": [api_crash("h2", at, lasts / 2), api_crash("h1", at + lasts, lasts / 2)],
+        "api-stall": [api_stall("h3", at, lasts)],
+        "cut-cassandra": [cut_from_cassandra("h3", at, lasts)],
     }
     if kind == "all":
         return [cut_from_redis("h1", at, lasts), redis_stall(at + lasts + 2, lasts * 0.8),

@@ -22,9 +22,10 @@ LOAD = Load(messages=1200, send_seconds=8.0, polls=200, visibility_seconds=20)
 
 
 def checked(outcome: Outcome) -> Outcome:
-    """0 lost is asserted. Repeats (early, after delete) and FIFO order violations are
-    printed with the servers' redelivery reasons: a cache dropped after a missed write is
-    refilled without other processes' deliveries (docs/reliability.md, known weaknesses)."""
+    """0 lost, for every fault. Repeats are printed with the servers' redelivery reasons
+    and their timelines; the tests assert none where the design promises none (a FIFO
+    cache and a Redis restarted empty are refilled without other processes' deliveries:
+    docs/reliability.md, known weaknesses)."""
     print(outcome.summary())
     print("\n".join(outcome.repeat_timelines()))
     verdict = outcome.verdict
@@ -34,19 +35,33 @@ def checked(outcome: Outcome) -> Outcome:
 
 
 @pytest.mark.timeout(150)
-def test_a_sending_host_cut_off_from_redis_loses_nothing(deployment: Deployment) -> None:
+def test_a_sending_host_cut_off_from_redis_loses_nothing_and_repeats_nothing(
+    deployment: Deployment,
+) -> None:
     """h1 (sends only) cannot reach Redis for 5 s; its sends are stored in Cassandra and
     must reach h2 and h3's receivers once h1 is back."""
-    checked(run_scenario(deployment, "cut", LOAD, standard_faults("cut")))
+    outcome = checked(run_scenario(deployment, "cut", LOAD, standard_faults("cut")))
+    # Until 2026-11-29 this repeated 0-2 messages a run: a reset between a consumer's cache
+    # delete and its store delete, and the cut host's timed-out add reaching Redis once
+    # the link healed, both brought deleted messages back (now remembered for 60 s).
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
 
 
 @pytest.mark.timeout(150)
-def test_a_redis_stall_under_senders_and_receivers_loses_nothing(deployment: Deployment) -> None:
-    checked(run_scenario(deployment, "stall", LOAD, standard_faults("stall")))
+def test_a_redis_stall_loses_nothing_and_repeats_nothing(deployment: Deployment) -> None:
+    """Redis SIGSTOPped for 5 s, its data kept: receives wait rather than serve from
+    Cassandra (other processes may be handing out the same messages from Redis), and the
+    caches reset by processes that missed writes keep what consumers hold."""
+    outcome = checked(run_scenario(deployment, "stall", LOAD, standard_faults("stall")))
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
 
 
 @pytest.mark.timeout(150)
-def test_a_slow_link_to_cassandra_loses_nothing(deployment: Deployment) -> None:
+def test_a_slow_link_to_cassandra_loses_nothing_and_repeats_nothing(
+    deployment: Deployment,
+) -> None:
     """h1's traffic with Cassandra squeezed to 64 kbit/s for 7.5 s: sends through it slow
     down or time out (not acknowledged); none acknowledged is lost, and with Redis
     untouched nothing is delivered twice before its visibility timeout."""
@@ -78,6 +93,28 @@ def test_api_processes_killed_and_restarted_lose_nothing_and_repeat_nothing(
 
 
 @pytest.mark.timeout(150)
+def test_an_api_process_stalled_loses_nothing_and_repeats_nothing(deployment: Deployment) -> None:
+    """h3's one process (it sends and receives) SIGSTOPped for 5 s under its clients'
+    calls, then resumed: what it had taken out for a receive reaches its client late or
+    comes back after the visibility timeout, never before."""
+    outcome = checked(run_scenario(deployment, "api-stall", LOAD, standard_faults("api-stall")))
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+
+
+@pytest.mark.timeout(150)
+def test_a_host_cut_off_from_cassandra_loses_nothing_and_repeats_nothing(
+    deployment: Deployment,
+) -> None:
+    """h3 cannot reach Cassandra for 5 s: its sends are refused (503), its receives and
+    deletes go on through Redis, deletes owed to Cassandra are flushed afterwards."""
+    outcome = checked(run_scenario(deployment, "cut-cassandra", LOAD,
+                                   standard_faults("cut-cassandra")))
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+
+
+@pytest.mark.timeout(150)
 def test_redis_killed_and_restarted_empty_loses_nothing(deployment: Deployment) -> None:
     """Redis SIGKILLed and restarted empty 2.5 s later: served from Cassandra meanwhile
     (delivery claims keep the processes off each other's store deliveries), then refilled.
@@ -96,8 +133,11 @@ def test_a_fifo_queue_through_cut_stall_and_slow_link_loses_nothing_and_keeps_or
     whose deduplication id was sent before a PurgeQueue is sent again and must be delivered
     (SQS does; cqs once answered with the purged message's id and delivered nothing)."""
     load = Load(messages=1200, send_seconds=16.0, polls=200, visibility_seconds=20)
-    checked(run_scenario(deployment, "fifo", load, standard_faults("all", at=2.0, lasts=3.0),
-                         fifo=True))
+    outcome = checked(run_scenario(deployment, "fifo", load,
+                                   standard_faults("all", at=2.0, lasts=3.0), fifo=True))
+    # FIFO sends need Redis (deduplication): none is acknowledged while it is away, so no
+    # message of a group can be cached ahead of an earlier one left in Cassandra.
+    assert outcome.order_violations == 0, outcome.summary()
     first, second, received = purge_and_resend(deployment)
     assert second != first, "the send after PurgeQueue was answered as a duplicate"
     assert received == [second], received
