@@ -17,7 +17,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from aiohttp import web
 
@@ -70,7 +71,7 @@ from cqs.redis_cache.pool import cache_labels
 from cqs.redis_cache.topology import parse_topology
 from cqs.revisibility_worker import RevisibilityWorker
 from cqs.service import QueueService
-from cqs.service.clock import OffsetClock
+from cqs.service.clock import OffsetClock, ReferenceClock, follow_reference
 from cqs.service.housekeeping import Housekeeper
 from cqs.service.inspection import StorageQueueInspector as QueueInspector
 from cqs.settings import Settings, add_setting_flags, load_settings
@@ -89,7 +90,9 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
     """The whole server as an aiohttp app; storage connects on startup, closes on cleanup.
     `console_hint` is printed under the ready line (where the console is, its password)."""
     holder: dict[str, QueueService] = {}
-    clock = OffsetClock()  # advanced only through the test-only route below
+    # Every process follows the first Redis server's clock (service/clock.py says why).
+    reference = ReferenceClock()
+    clock = OffsetClock(reference.time)  # advanced only through the test-only route below
     hub = ObservabilityHub(version=__version__, multiprocess_dir=multiprocess_directory())
     credentials = announced_credentials(settings)
     app = create_api_app(
@@ -112,7 +115,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
 
     async def storage(app: web.Application) -> AsyncIterator[None]:
         session, catalog, store = await open_cassandra(
-            settings, observe=hub.telemetry.observe_backend
+            settings, observe=hub.telemetry.observe_backend, clock=reference.time
         )
         cache = RedisMessageCache(
             list(settings.redis_urls),
@@ -130,6 +133,10 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
             await cache.close()
             await session.close()
             raise
+        await follow_reference(reference, cache.clock_offset, once=True)
+        following = asyncio.create_task(
+            follow_reference(reference, cache.clock_offset), name="reference-clock"
+        )
         if settings.receipt_secret:
             # Any operator-chosen text becomes a full-length HMAC key.
             secret = hashlib.sha256(settings.receipt_secret.encode()).digest()
@@ -176,7 +183,7 @@ def build_app(settings: Settings, console_hint: str | None = None) -> web.Applic
         try:
             yield
         finally:
-            for task in (sweeping, chores):
+            for task in (sweeping, chores, following):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -239,8 +246,11 @@ def serve(settings: Settings) -> None:
         )
 
 
-def cassandra_connection(settings: Settings) -> CassandraConnection:
-    """How every Cassandra session of this process reaches the keyspace."""
+def cassandra_connection(
+    settings: Settings, clock: Callable[[], float] = time.time
+) -> CassandraConnection:
+    """How every Cassandra session of this process reaches the keyspace (`clock`: where its
+    write timestamps come from)."""
     return CassandraConnection(
         contact_points=tuple(settings.cassandra_hosts),
         keyspace=settings.cassandra_keyspace,
@@ -257,14 +267,16 @@ def cassandra_connection(settings: Settings) -> CassandraConnection:
         username=settings.cassandra_username,
         password=settings.cassandra_password,
         ssl_context=cassandra_tls_context(settings),
+        clock=clock,
     )
 
 
 async def open_cassandra(
-    settings: Settings, observe: BackendObserver | None = None
+    settings: Settings, observe: BackendObserver | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> tuple[CassandraSession, CassandraQueueCatalog, CassandraMessageStore]:
     """One session, and the catalog and the store on it (neither owns it: close all three)."""
-    session = await connect_cassandra(cassandra_connection(settings), observe=observe)
+    session = await connect_cassandra(cassandra_connection(settings, clock), observe=observe)
     catalog = CassandraQueueCatalog(session)
     store = await CassandraMessageStore.on_session(
         session, bucket_seconds=settings.cassandra_bucket_seconds

@@ -19,6 +19,7 @@ import logging
 import math
 import socket
 import ssl
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -34,6 +35,7 @@ from cassandra.policies import (
     ExponentialReconnectionPolicy,
     TokenAwarePolicy,
 )
+from cassandra.timestamps import MonotonicTimestampGenerator
 
 from cqs.cassandra_store import compatibility, reactor, schema
 from cqs.cassandra_store.session import (
@@ -101,6 +103,23 @@ class CassandraConnection:
     password: str | None = field(default=None, repr=False)
     # Client-to-node encryption; None: plain connections.
     ssl_context: ssl.SSLContext | None = field(default=None, repr=False, compare=False)
+    # The wall clock the write timestamps come from (seconds since the epoch). Cassandra
+    # keeps the write with the highest timestamp: a delete stamped earlier than the insert
+    # it follows (a sender whose clock runs ahead) would be ignored.
+    clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
+
+
+class ClockTimestamps(MonotonicTimestampGenerator):  # type: ignore[misc]  # untyped driver
+    """The driver's client-side write timestamps, read from `clock` instead of the host's
+    `time.time()`, and still strictly increasing."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        super().__init__()
+        self._clock = clock
+
+    def __call__(self) -> int:
+        with self.lock:
+            return int(self._next_timestamp(now=int(self._clock() * 1e6), last=self.last))
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +300,7 @@ def build_cluster(
         reconnection_policy=reconnection or reconnection_policy(connection),
         conviction_policy_factory=TimeoutConvictionPolicy,
         connection_class=reactor.connection_class(),
+        timestamp_generator=ClockTimestamps(connection.clock),
         **options,
     )
     return cluster

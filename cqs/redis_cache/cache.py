@@ -357,6 +357,9 @@ class RedisMessageCache(CacheFillScripts):
     async def eviction_policies(self) -> dict[str, str | None]:
         return await self._inspector.eviction_policies()
 
+    async def clock_offset(self) -> float | None:
+        return await self._inspector.clock_offset()
+
     def server_label_for(self, queue: QueueIdentity) -> str:
         """The metrics label (`host:port/db`, no password) of the server holding the queue."""
         return self._inspector.server_label_for(queue)

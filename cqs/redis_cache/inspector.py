@@ -1,14 +1,15 @@
 """Read-only views of the cache for operators: the stats page, readiness and the console.
 
 Owns `RedisInspector` (queue figures in bulk, server descriptions, per-message states,
-pings, eviction policies, which server holds a queue) and `QueueStats`. Nothing here changes Redis: these
-reads are pipelined and never run a script. Imports redis (through `servers.py`), the
+pings, eviction policies, the first server's clock, which server holds a queue) and
+`QueueStats`. Nothing here changes Redis: these reads are pipelined and never run a script. Imports redis (through `servers.py`), the
 model, the errors and its own package; never the service, aiohttp or cassandra.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -129,6 +130,23 @@ class RedisInspector:
         servers = self._pool.servers
         answers = await asyncio.gather(*(ping(server) for server in servers))
         return {server.label: up for server, up in zip(servers, answers, strict=True)}
+
+    async def clock_offset(self, samples: int = 5) -> float | None:
+        """Seconds the first server's clock (TIME) is ahead of this host's, from the
+        quickest of `samples` round trips (its midpoint); None if it does not answer."""
+        server = self._pool.servers[0]
+        best: tuple[float, float] | None = None  # (round trip, offset)
+        for _ in range(samples):
+            before = time.time()
+            try:
+                seconds, microseconds = await self._pool.call(server, server.client.time)
+            except StorageError:
+                return None
+            after = time.time()
+            offset = seconds + microseconds / 1e6 - (before + after) / 2
+            if best is None or after - before < best[0]:
+                best = (after - before, offset)
+        return None if best is None else best[1]
 
     async def eviction_policies(self) -> dict[str, str | None]:
         """Each server's `maxmemory-policy` by server label; None where it cannot be read
