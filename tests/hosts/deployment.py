@@ -56,8 +56,11 @@ class Deployment:
     def __init__(
         self, network: HostNetwork, work_dir: Path, layout: Mapping[str, int],
         extra_args: Sequence[str] = (),
+        clock_offsets: Mapping[str, float] | None = None,
     ) -> None:
         self.network = network
+        # host name -> seconds its API processes' wall clock is off (libfaketime)
+        self.clock_offsets = dict(clock_offsets or {})
         self.work_dir = work_dir
         self.layout = dict(layout)
         self.extra_args = tuple(extra_args)
@@ -95,6 +98,7 @@ class Deployment:
                 server = CqsProcess(
                     [self.redis.url], ",".join(self.cassandra.contact_points), logs,
                     self.keyspace, [*cluster, *self.extra_args],
+                    environment=clock_offset_environment(self.clock_offsets.get(host.name)),
                 )
                 try:
                     server.start()
@@ -191,6 +195,16 @@ class Deployment:
             os.kill(server.process.pid, signal.SIGCONT)
             self.paused_servers.discard(server)
 
+    def offset_clock(self, host_name: str, seconds: float) -> None:
+        """Restart a host's API processes (on their ports) with their wall clock `seconds`
+        off; 0 sets it right again."""
+        self.clock_offsets[host_name] = seconds
+        for server in self.servers_on(host_name):
+            server.process.stop()
+            server.process.environment = clock_offset_environment(seconds)
+            with inside(server.host.namespace):
+                server.process.start()
+
     def heal(self) -> None:
         """Undo every process fault still in force (links are the network's)."""
         for host_name in {s.host.name for s in self.paused_servers}:
@@ -226,17 +240,34 @@ class Deployment:
         )
 
 
+def libfaketime() -> Path | None:
+    """Debian's libfaketime (scripts/bootstrap --test installs it), wherever its arch puts it."""
+    return next(iter(sorted(Path("/usr/lib").glob("*/faketime/libfaketimeMT.so.1"))), None)
+
+
+def clock_offset_environment(seconds: float | None) -> dict[str, str]:
+    """The environment that runs a process with its wall clock `seconds` off, as a host
+    whose clock drifted (Debian's libfaketime; monotonic time is left alone)."""
+    if not seconds:
+        return {}
+    library = libfaketime()
+    if library is None:
+        raise RuntimeError("a clock offset needs Debian's libfaketime (scripts/bootstrap --test)")
+    return {"LD_PRELOAD": str(library), "FAKETIME": f"{seconds:+g}s",
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_NO_CACHE": "1"}
+
+
 @contextlib.contextmanager
 def deployed(
     work_dir: Path, layout: Mapping[str, int], cassandra_nodes: int = 1,
-    extra_args: Sequence[str] = (),
+    extra_args: Sequence[str] = (), clock_offsets: Mapping[str, float] | None = None,
 ) -> Iterator[Deployment]:
     """A network of len(layout) API hosts and a running deployment on it; everything is
     stopped and removed when the block ends, however it ends."""
     network = HostNetwork(len(layout), cassandra_nodes)
     network.create()
     try:
-        deployment = Deployment(network, work_dir, layout, extra_args)
+        deployment = Deployment(network, work_dir, layout, extra_args, clock_offsets)
         try:
             deployment.start()
             yield deployment

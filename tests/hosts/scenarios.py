@@ -127,6 +127,7 @@ def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Faul
         "api-crash": [api_crash("h2", at, lasts / 2), api_crash("h1", at + lasts, lasts / 2)],
         "api-stall": [api_stall("h3", at, lasts)],
         "cut-cassandra": [cut_from_cassandra("h3", at, lasts)],
+        "none": [],
     }
     if kind == "all":
         return [cut_from_redis("h1", at, lasts), redis_stall(at + lasts + 2, lasts * 0.8),

@@ -115,6 +115,22 @@ def test_a_host_cut_off_from_cassandra_loses_nothing_and_repeats_nothing(
 
 
 @pytest.mark.timeout(150)
+def test_a_receiving_host_with_its_clock_30_s_ahead_repeats_nothing(
+    deployment: Deployment,
+) -> None:
+    """h2's processes run with their wall clock 30 s ahead (libfaketime). Visibility
+    timeouts are compared across processes, so they once handed out every message the
+    others held (665 early repeats of 1,200); every process now follows Redis's clock."""
+    deployment.offset_clock("h2", 30.0)
+    try:
+        outcome = checked(run_scenario(deployment, "clock", LOAD, standard_faults("none")))
+    finally:
+        deployment.offset_clock("h2", 0.0)
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+
+
+@pytest.mark.timeout(150)
 def test_redis_killed_and_restarted_empty_loses_nothing(deployment: Deployment) -> None:
     """Redis SIGKILLed and restarted empty 2.5 s later: served from Cassandra meanwhile
     (delivery claims keep the processes off each other's store deliveries), then refilled.
