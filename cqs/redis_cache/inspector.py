@@ -139,11 +139,17 @@ class RedisInspector:
         for _ in range(samples):
             before = time.time()
             try:
-                seconds, microseconds = await self._pool.call(server, server.client.time)
-            except StorageError:
+                reply = await self._pool.call(server, server.client.time)
+            except (StorageError, ResponseError):  # down, or TIME renamed (managed services)
                 return None
             after = time.time()
-            offset = seconds + microseconds / 1e6 - (before + after) / 2
+            if isinstance(reply, dict):  # a cluster client may answer per node
+                reply = next(iter(reply.values()), None)
+            try:
+                seconds, microseconds = reply
+                offset = float(seconds) + float(microseconds) / 1e6 - (before + after) / 2
+            except (TypeError, ValueError):
+                return None
             if best is None or after - before < best[0]:
                 best = (after - before, offset)
         return None if best is None else best[1]
