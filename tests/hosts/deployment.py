@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import signal
+import time
 import urllib.request
 import uuid
 from collections import Counter
@@ -176,11 +177,21 @@ class Deployment:
         server.process.kill()
         self.killed_servers.add(server)
 
-    def restart_api(self, host_name: str) -> None:
-        """Start the killed API processes of a host again, on their ports."""
+    def restart_api(self, host_name: str, within_seconds: float = 60.0) -> None:
+        """Start the killed API processes of a host again, on their ports, as a supervisor
+        would: a start that fails (Cassandra slow to accept a connection under the load)
+        is tried again."""
         for server in [s for s in self.killed_servers if s.host.name == host_name]:
-            with inside(server.host.namespace):
-                server.process.start()
+            deadline = time.monotonic() + within_seconds
+            while True:
+                try:
+                    with inside(server.host.namespace):
+                        server.process.start()
+                    break
+                except RuntimeError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(1.0)
             self.killed_servers.discard(server)
 
     def pause_api(self, host_name: str) -> None:
