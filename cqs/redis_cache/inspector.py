@@ -2,8 +2,9 @@
 
 Owns `RedisInspector` (queue figures in bulk, server descriptions, per-message states,
 pings, eviction policies, the first server's clock, which server holds a queue) and
-`QueueStats`. Nothing here changes Redis: these reads are pipelined and never run a script. Imports redis (through `servers.py`), the
-model, the errors and its own package; never the service, aiohttp or cassandra.
+`QueueStats`. Nothing here changes Redis: these reads are pipelined and never run a
+script. Imports redis (through `servers.py`), the model, the errors and its own package;
+never the service, aiohttp or cassandra.
 """
 
 from __future__ import annotations
