@@ -210,9 +210,14 @@ class Deployment:
         """Restart a host's API processes (on their ports) with their wall clock `seconds`
         off; 0 sets it right again."""
         self.clock_offsets[host_name] = seconds
+        self.restart_with(host_name, clock_offset_environment(seconds))
+
+    def restart_with(self, host_name: str, environment: Mapping[str, str]) -> None:
+        """Restart a host's API processes on their ports with this environment (settings
+        as CQS_* variables, a clock offset); an empty one restores the defaults."""
         for server in self.servers_on(host_name):
             server.process.stop()
-            server.process.environment = clock_offset_environment(seconds)
+            server.process.environment = dict(environment)
             with inside(server.host.namespace):
                 server.process.start()
 
