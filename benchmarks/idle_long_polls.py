@@ -8,7 +8,8 @@
    `--polls-per-second`, and reads the memory again while they all wait: memory per
    waiting poll.
 3. Sends each queue exactly as many messages as it has waiters (SendMessageBatch) and
-   checks that every waiter wakes with exactly one message: no message given to two
+   checks that every waiter wakes with exactly one message (a waiter whose poll ran out
+   its wait empty before the sends polls again, as a consumer does): no message given to two
    waiters, none lost (what no waiter got is looked for in the queues afterwards), how many
    waiters ran out their wait empty or failed, and the wake-up latency (send request to
    the waiter's answer) percentiles.
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import contextvars
 import multiprocessing
 import multiprocessing.queues
 import queue
@@ -70,12 +72,16 @@ VISIBILITY_SECONDS = 300  # longer than the run: a message a waiter got never co
 SETTLE_SECONDS = 2.0  # after the last request left, before memory is read and sends begin
 BOUND_SLACK_SECONDS = 40.0
 STILL_WAITING = "still waiting at the bound"
+first_poll: contextvars.ContextVar[bool] = contextvars.ContextVar("first_poll", default=False)
 
 
 # --- the waiter processes (spawned; results travel as plain tuples) ---------------------------
 
-# (waiter, queue url, asked at, answered at, message ids, bodies, error code or None)
-WaitOutcome = tuple[int, str, float, float, tuple[str, ...], tuple[str, ...], str | None]
+# (waiter, queue url, last poll asked at, answered at, message ids, bodies, error code or
+# None, (empty answers before, of which early))
+WaitOutcome = tuple[
+    int, str, float, float, tuple[str, ...], tuple[str, ...], str | None, tuple[int, int]
+]
 
 
 def waiter_process(
@@ -94,30 +100,44 @@ async def wait_all(
     wait_seconds: int, ramp_seconds: float, opened: Any, outbox: multiprocessing.queues.Queue[Any],
     ready: Any, go: Any,
 ) -> None:
-    """One long poll per waiter; `opened[index]` counts the requests whose headers left.
+    """One long poll per waiter; `opened[index]` counts the first polls whose headers left.
     The ramp starts when every client process is ready (`ready[index]`, then `go`): a
     process's start-up must not eat into the polls' wait on a slow machine."""
 
     async def headers_sent(*_: Any) -> None:
-        opened[index] += 1
+        if first_poll.get():  # the waiter's task context: polls asked again do not count
+            opened[index] += 1
 
     trace = aiohttp.TraceConfig()
     trace.on_request_headers_sent.append(headers_sent)
     outcomes: dict[int, WaitOutcome] = {}
     asked: dict[int, float] = {}
+    empties = {waiter: (0, 0) for waiter in waiters}  # (empty answers, of which early)
 
     async def wait_once(client: SqsJsonClient, position: int, waiter: int) -> None:
+        """Long-poll until a message comes, as a consumer does: a poll that ran out its
+        wait empty (opened early in a long ramp, before the sends) asks again."""
         await asyncio.sleep(ramp_seconds * position / len(waiters))
         url = queue_urls[waiter % len(queue_urls)]
-        asked[waiter] = time.time()
-        try:
-            messages = await client.receive_message(url, 1, wait_seconds, VISIBILITY_SECONDS)
-        except CALL_ERRORS as exc:
-            outcomes[waiter] = (waiter, url, asked[waiter], time.time(), (), (), error_code(exc))
-            return
+        first_poll.set(True)
+        while True:
+            asked[waiter] = time.time()
+            try:
+                messages = await client.receive_message(url, 1, wait_seconds, VISIBILITY_SECONDS)
+            except CALL_ERRORS as exc:
+                outcomes[waiter] = (waiter, url, asked[waiter], time.time(), (), (),
+                                    error_code(exc), empties[waiter])
+                return
+            if messages:
+                break
+            first_poll.set(False)
+            answered = time.time()
+            empties[waiter] = (empties[waiter][0] + 1,
+                               empties[waiter][1] + (answered - asked[waiter] < wait_seconds - 1))
         outcomes[waiter] = (
             waiter, url, asked[waiter], time.time(),
             tuple(m["MessageId"] for m in messages), tuple(m["Body"] for m in messages), None,
+            empties[waiter],
         )
 
     async with client_session([trace]) as session:
@@ -136,7 +156,7 @@ async def wait_all(
         if waiter not in outcomes:
             url = queue_urls[waiter % len(queue_urls)]
             outcomes[waiter] = (waiter, url, asked.get(waiter, 0.0), time.time(), (), (),
-                                STILL_WAITING)
+                                STILL_WAITING, empties[waiter])
     outbox.put(("outcomes", index, list(outcomes.values())))
 
 
@@ -315,7 +335,7 @@ class Findings:
     polls: int
     woken_with_one: int
     woken_with_more: int
-    empty_after_the_wait: int
+    empty_after_the_wait: int  # polls that ran out their wait before the sends (then asked again)
     empty_early: int  # answered empty more than a second before the wait ran out
     errors: Counter[str]
     given_twice: int  # messages delivered to more than one waiter (extra deliveries)
@@ -331,12 +351,14 @@ class Findings:
                 and self.visible_again == 0)
 
 
-def findings(run: IdleRun, wait_seconds: int) -> Findings:
+def findings(run: IdleRun) -> Findings:
     deliveries: Counter[str] = Counter()
     with_one = with_more = empty_late = empty_early = 0
     errors: Counter[str] = Counter()
     wake_up: list[float] = []
-    for _, _, asked, answered, ids, _, error in run.outcomes:
+    for _, _, _, answered, ids, _, error, (empties, early) in run.outcomes:
+        empty_late += empties - early
+        empty_early += early
         if error is not None:
             errors[error] += 1
             continue
@@ -347,10 +369,6 @@ def findings(run: IdleRun, wait_seconds: int) -> Findings:
                 wake_up.append((answered - run.sent_at[ids[0]]) * 1000)
         elif len(ids) > 1:
             with_more += 1
-        elif answered - asked < wait_seconds - 1:
-            empty_early += 1
-        else:
-            empty_late += 1
     acknowledged = set(run.sent_at)
     return Findings(
         run.polls, with_one, with_more, empty_late, empty_early, errors,
@@ -384,7 +402,7 @@ def report(run: IdleRun, found: Findings, args: argparse.Namespace, command: str
         *host_lines(),
         "",
         "| long polls | queues | server RSS before MiB | RSS while waiting MiB | KiB per "
-        "waiting poll | woken with one message | empty after the wait | empty early | "
+        "waiting poll | woken with one message | empty polls asked again | empty early | "
         "failed | **messages to two waiters** | **lost** | wake-up p50 / p90 / p99 / max ms |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         f"| {run.polls} | {run.queues} | {mib(run.rss_before_kib)} | {mib(run.rss_waiting_kib)} "
@@ -398,8 +416,9 @@ def report(run: IdleRun, found: Findings, args: argparse.Namespace, command: str
         f"{send_errors}); {len(run.left_in_queues)} were found in the queues afterwards, of "
         f"which **{found.visible_again}** had already been given to a waiter (visible again "
         f"although its VisibilityTimeout was {VISIBILITY_SECONDS} s). Empty early: answered empty "
-        "more than 1 s before its wait ran out. Wake-up: from the send request of a waiter's "
-        "message to the waiter's answer."
+        "more than 1 s before its wait ran out. A waiter whose poll ran out its wait empty "
+        "(before the sends: a long ramp) polls again, as a consumer does. Wake-up: from the "
+        "send request of a waiter's message to the waiter's answer."
         + ("" if not run.problems else " Problems: " + "; ".join(run.problems) + "."),
     ])
 
@@ -424,7 +443,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="cqs-idle-") as scratch, \
             target_server(args.endpoint, args.server_pid, args.workers, Path(scratch)) as server:
         run = run_idle(server.endpoint, server.pid, args)
-    found = findings(run, args.wait_seconds)
+    found = findings(run)
     text = report(run, found, args, command, server.description)
     print(text)
     if args.write_docs:
