@@ -15,7 +15,8 @@ receives, h3's both; needs root) and runs, on a fresh queue each:
   stall, Redis restarted empty, a Cassandra stall, an API process killed and restarted;
   host and length drawn too), on a standard queue, and with `--fifo` on a FIFO one.
 
-Each row of the report counts, by message id, sent (acknowledged), received, lost, early
+Each row of the report gives each fault's availability (the share of calls that ended
+during it answered) and counts, by message id, sent (acknowledged), received, lost, early
 duplicates (delivered again before the visibility timeout, with the servers' redelivery
 counters by reason as their cause), deliveries after delete, FIFO order violations, failed
 calls, and how long after the end of the sends and faults the last message arrived.
@@ -85,7 +86,7 @@ def report(outcomes: list[Outcome], args: argparse.Namespace, seconds: float,
         "",
         *host_lines(),
         "",
-        "| scenario | faults (s into the sends) | sent | received | **lost** | early duplicates "
+        "| scenario | faults (s into the sends; share of calls answered during each) | sent | received | **lost** | early duplicates "
         "| server redeliveries by reason | after delete | order violations | failed calls "
         "| all received s after the end |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",

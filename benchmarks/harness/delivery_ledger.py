@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -142,6 +143,8 @@ class DeliveryLedger:
     deletes: list[DeleteOutcome] = field(default_factory=list)
     errors: Counter[tuple[str, str]] = field(default_factory=Counter)  # (action, code) -> n
     durations: dict[str, list[float]] = field(default_factory=dict)  # action -> seconds
+    # (whole second of the wall clock, answered?) -> calls that ended then: availability
+    ended_by_second: Counter[tuple[int, bool]] = field(default_factory=Counter)
     # Running sets, so that "is everything deleted yet?" is cheap to ask during a run.
     _acknowledged_ids: set[str] = field(default_factory=set, repr=False)
     _deleted_ids: set[str] = field(default_factory=set, repr=False)
@@ -175,15 +178,18 @@ class DeliveryLedger:
 
     def record_error(self, action: str, code: str, count: int = 1) -> None:
         self.errors[(action, code)] += count
+        if not action.endswith(" entry"):  # a batch entry's failure is not a call's
+            self.ended_by_second[(int(time.time()), False)] += count
 
     def record_duration(self, action: str, seconds: float) -> None:
         self.durations.setdefault(action, []).append(seconds)
+        self.ended_by_second[(int(time.time()), True)] += 1
 
     def take(self) -> DeliveryLedger:
         """Everything recorded so far, as a ledger of its own; this one starts empty."""
         taken = copy.copy(self)  # shares the containers, which this one now lets go of
         self.acknowledged, self.deliveries, self.deletes = [], [], []
-        self.errors, self.durations = Counter(), {}
+        self.errors, self.durations, self.ended_by_second = Counter(), {}, Counter()
         self._acknowledged_ids, self._deleted_ids = set(), set()
         return taken
 
@@ -193,6 +199,7 @@ class DeliveryLedger:
         self.deliveries.extend(other.deliveries)
         self.deletes.extend(other.deletes)
         self.errors.update(other.errors)
+        self.ended_by_second.update(other.ended_by_second)
         for action, seconds in other.durations.items():
             self.durations.setdefault(action, []).extend(seconds)
         self._acknowledged_ids |= other._acknowledged_ids
@@ -204,6 +211,18 @@ class DeliveryLedger:
                     or self.durations)
 
     # --- reading -------------------------------------------------------------------------
+
+    def answered_share(self, start: float, end: float) -> float | None:
+        """Of the calls that ended within [start, end] (wall clock, whole seconds), the
+        share answered successfully; None if none ended then."""
+        answered = failed = 0
+        for (second, ok), n in self.ended_by_second.items():
+            if start - 1 < second <= end:
+                if ok:
+                    answered += n
+                else:
+                    failed += n
+        return None if answered + failed == 0 else answered / (answered + failed)
 
     def undeleted_count(self) -> int:
         """Acknowledged ids that no delete has removed yet."""

@@ -175,7 +175,8 @@ class Outcome:
     def summary(self) -> str:
         v = self.verdict
         return (
-            f"{self.scenario}: sent {v.sent}, received {v.received}, lost {len(v.lost)}, "
+            f"{self.scenario} ({'; '.join(self.faults) or 'no fault'}): sent {v.sent}, "
+            f"received {v.received}, lost {len(v.lost)}, "
             f"early duplicates {v.early_duplicates} (server redeliveries by reason "
             f"{dict(self.causes)}), after delete {v.deliveries_after_delete}, order "
             f"violations {self.order_violations}, received unacknowledged "
@@ -290,9 +291,16 @@ def run_scenario(
         scenario, fifo, ledger.verdict(), deployment.redeliveries([name]),
         order_violations(ledger) if fifo else 0, ledger.errors,
         sum(len(d) for a, d in ledger.durations.items()), recovered,
-        [f"{f.name} at {f.at:.0f} s" for f in faults], began_at,
+        [f"{f.name} at {f.at:.0f} s{_answered(ledger, began_at, f)}" for f in faults],
+        began_at,
         {c.job.host.name: c.ledger for c in clients},
     )
+
+
+def _answered(ledger: DeliveryLedger, began_at: float, fault: Fault) -> str:
+    """Availability during a fault: the share of calls that ended meanwhile answered."""
+    share = ledger.answered_share(began_at + fault.at, began_at + fault.at + fault.lasts)
+    return "" if share is None else f" ({share:.0%} of calls answered)"
 
 
 def purge_and_resend(deployment: Deployment) -> tuple[str, str, list[str]]:

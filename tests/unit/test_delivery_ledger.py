@@ -1,6 +1,6 @@
 """The delivery ledger's verdict (benchmarks/harness/delivery_ledger.py): lost messages, expected
-and early repeat deliveries, deliveries after a delete, and ledgers merged across processes.
-Pure: no server, no clock (every time is given).
+and early repeat deliveries, deliveries after a delete, availability in a time window, and
+ledgers merged across processes. Pure: no server, and every time is given.
 """
 
 from __future__ import annotations
@@ -211,3 +211,21 @@ def test_receive_answer_records_its_duration_and_each_message_with_its_receive_c
         Delivery("a", "body-a", "q", 2.0, 2.25, VISIBILITY, 2),
         Delivery("b", "body-b", "q", 2.0, 2.25, VISIBILITY, None),
     ]
+
+
+def test_availability_is_the_share_of_calls_that_ended_answered_within_a_window() -> None:
+    ledger = DeliveryLedger()
+    # as recorded at three whole seconds of the wall clock (set here, not read)
+    ledger.ended_by_second.update({(100, True): 9, (100, False): 1, (101, False): 5,
+                                   (200, True): 4})
+    other = DeliveryLedger()
+    other.ended_by_second.update({(101, True): 5})
+    ledger.absorb(other)
+
+    assert ledger.answered_share(100.0, 101.5) == 14 / 20
+    assert ledger.answered_share(150.0, 160.0) is None
+    assert ledger.answered_share(199.2, 200.0) == 1.0
+    # a batch entry's failure is not a failed call
+    ledger.record_error("SendMessageBatch entry", "InvalidParameterValue")
+    assert sum(n for (_, ok), n in ledger.ended_by_second.items() if not ok) == 6
+    assert pickle.loads(pickle.dumps(ledger)).ended_by_second == ledger.ended_by_second
