@@ -2,8 +2,8 @@
 
 Five API processes on three test hosts (network namespaces; h1 sends, h2 receives, h3 does
 both) share one Redis and one Cassandra over veth links. Each test sends 1,200 messages
-paced over 8 s to a fresh queue while 200 long polls receive and delete, injects its
-fault 3 s into the sends, heals it, drains, and checks every message id: none lost (every
+paced over 8 s (the long Cassandra outage: 80 s) to a fresh queue while 200 long polls
+receive and delete, injects its fault 3 s into the sends, heals it, drains, and checks every message id: none lost (every
 test), no early repeat and no delivery after a delete where the design promises it, FIFO
 order; early repeats are printed with the servers' redelivery reasons and each one's
 timeline (docs/reliability.md).
