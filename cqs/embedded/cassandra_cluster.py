@@ -108,6 +108,7 @@ class EmbeddedCassandraCluster:
             taken.add(free_port_on_all(self.addresses, taken))
         storage, native = sorted(taken)
         self.native_port = native
+        self.storage_port = storage  # every node's internode port, on its own address
         name = f"cqs-{uuid.uuid4().hex[:8]}"
         self.nodes = [
             EmbeddedCassandra(

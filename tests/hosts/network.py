@@ -13,7 +13,8 @@ nothing is added to, or routed through, the machine's own network namespace.
   host: its packets to that address are dropped, new connections refused at once) and
   `slow` (an HTB class of a low rate on both ends of the veth for that service's traffic;
   this kernel has no netem qdisc, CONFIG_NET_SCH_NETEM is not set, so slowness is queueing
-  behind a narrow link, not a fixed delay).
+  behind a narrow link, not a fixed delay); and between services, `partition_cassandra`
+  (one Cassandra node's internode port refused to its peers, by a policy rule).
 - Cleanup: `remove()` deletes every namespace made (their veths go with them); names carry
   the creating process's id, so a new network first removes those of processes that died
   without cleaning up.
@@ -108,6 +109,7 @@ class HostNetwork:
         self._made: list[str] = []
         self._cut: set[tuple[str, str]] = set()
         self._slowed: set[str] = set()
+        self._partitioned: set[tuple[str, int]] = set()  # Cassandra nodes cut off from peers
 
     def host(self, name: str) -> Host:
         return next(h for h in self.hosts if h.name == name)
@@ -180,8 +182,34 @@ class HostNetwork:
             _run("tc", "-n", namespace, "qdisc", "del", "dev", device, "root")
         self._slowed.discard(host.name)
 
+    # --- a fault between the services: one Cassandra node cut off from its peers ---------
+
+    def partition_cassandra(self, address: str, storage_port: int) -> None:
+        """Refuse every connection and packet to the internode port of the Cassandra node on
+        `address`: its peers cannot reach it, and its own requests to them get no answer
+        (Cassandra answers over the asker's inbound connection), while the API hosts still
+        reach it. All nodes share the services namespace, where local addresses skip the
+        routing table and a connection's source is its destination, so this takes a policy
+        rule ahead of the `local` lookup (moved behind it once, in this namespace only)."""
+        rules = ("ip", "-n", self.services, "rule")
+        listed = subprocess.run([*rules, "list"], capture_output=True, text=True,
+                                check=False).stdout
+        if "32765:\tfrom all lookup local" not in listed:
+            _run(*rules, "add", "pref", "32765", "lookup", "local")
+            _run(*rules, "del", "pref", "0")
+        _run(*rules, "add", "pref", "100", "to", address, "ipproto", "tcp",
+             "dport", str(storage_port), "blackhole")
+        self._partitioned.add((address, storage_port))
+
+    def rejoin_cassandra(self, address: str, storage_port: int) -> None:
+        _run("ip", "-n", self.services, "rule", "del", "pref", "100", "to", address,
+             "ipproto", "tcp", "dport", str(storage_port), "blackhole")
+        self._partitioned.discard((address, storage_port))
+
     def heal(self) -> None:
-        """Undo every cut and slow link."""
+        """Undo every cut, slow link and partition."""
+        for address, port in list(self._partitioned):
+            self.rejoin_cassandra(address, port)
         for namespace, address in list(self._cut):
             host = next(h for h in self.hosts if h.namespace == namespace)
             self.reconnect(host, address)

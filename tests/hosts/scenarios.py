@@ -12,7 +12,7 @@ was missing.
 The faults (`Fault`): a host cut off from Redis or from Cassandra (blackhole route), a host's
 link to Cassandra slowed (a narrow HTB class), Redis stalled (SIGSTOP) or killed and
 restarted empty, Cassandra stalled, an API process killed (SIGKILL) and restarted or
-stalled (SIGSTOP). `standard_faults`
+stalled (SIGSTOP), one node of a three-node Cassandra cut off from its peers. `standard_faults`
 builds the named ones of issue 26; `random_schedule` a seeded schedule for the benchmark.
 `purge_and_resend` checks a FIFO deduplication id sent again after PurgeQueue.
 
@@ -108,6 +108,19 @@ def api_crash(host: str, at: float, lasts: float) -> Fault:
                  lambda d: d.kill_api(host), lambda d: d.restart_api(host))
 
 
+def cassandra_partition(node: int, at: float, lasts: float) -> Fault:
+    """One node of a Cassandra cluster cut off from its peers; the API hosts still reach it."""
+    def node_of(d: Deployment) -> tuple[str, int]:
+        assert d.cassandra is not None
+        return d.network.cassandra_addresses[node], d.cassandra.storage_port
+
+    return Fault(
+        f"Cassandra node {node + 1} cut off from its peers {lasts:g} s", at, lasts,
+        lambda d: d.network.partition_cassandra(*node_of(d)),
+        lambda d: d.network.rejoin_cassandra(*node_of(d)),
+    )
+
+
 def api_stall(host: str, at: float, lasts: float) -> Fault:
     return Fault(f"an API process on {host} SIGSTOP {lasts:g} s", at, lasts,
                  lambda d: d.pause_api(host), lambda d: d.resume_api(host))
@@ -117,7 +130,8 @@ def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Faul
     """Issue 26's faults by name: cut, stall, slow, all (those three in turn), and
     redis-restart, cassandra-stall, api-crash (a receiving process, then a sending one),
     api-stall (h3's process, which sends and receives), cut-cassandra (h3 cut off from
-    Cassandra)."""
+    Cassandra), cassandra-partition (on a three-node cluster: node 2 cut off from its
+    peers)."""
     faults = {
         "cut": [cut_from_redis("h1", at, lasts)],
         "stall": [redis_stall(at, lasts)],
@@ -127,6 +141,7 @@ def standard_faults(kind: str, at: float = 3.0, lasts: float = 5.0) -> list[Faul
         "api-crash": [api_crash("h2", at, lasts / 2), api_crash("h1", at + lasts, lasts / 2)],
         "api-stall": [api_stall("h3", at, lasts)],
         "cut-cassandra": [cut_from_cassandra("h3", at, lasts)],
+        "cassandra-partition": [cassandra_partition(1, at, lasts * 2)],  # three nodes
         "none": [],
     }
     if kind == "all":
