@@ -53,6 +53,7 @@ class Acknowledged:
     queue: str
     requested_at: float
     answered_at: float
+    delay_seconds: int = 0  # the send's DelaySeconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,8 @@ class Verdict:
     receive_count_not_grown: int  # repeats whose ApproximateReceiveCount was not higher
     examples: tuple[EarlyRepeat, ...]  # up to ten unexpected duplicates
     changed_bodies: int = 0  # deliveries of an acknowledged id with another body than sent
+    # delivered (answered) before its send was even asked plus its DelaySeconds
+    delivered_before_delay: int = 0
 
     @property
     def duplicates(self) -> int:
@@ -287,6 +290,13 @@ class DeliveryLedger:
 
         acknowledged = self._acknowledged_ids
         body_sent = {sent.message_id: sent.body for sent in self.acknowledged}
+        due_at = {s.message_id: s.requested_at + s.delay_seconds
+                  for s in self.acknowledged if s.delay_seconds}
+        before_delay = sum(
+            1 for message_id, due in due_at.items()
+            if message_id in by_id
+            and min(d.answered_at for d in by_id[message_id]) + CLOCK_SLACK_SECONDS < due
+        )
         changed = sum(
             1 for d in self.deliveries
             if d.message_id in body_sent and d.body != body_sent[d.message_id]
@@ -304,4 +314,5 @@ class DeliveryLedger:
             receive_count_not_grown=not_grown,
             examples=tuple(examples),
             changed_bodies=changed,
+            delivered_before_delay=before_delay,
         )

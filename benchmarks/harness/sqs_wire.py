@@ -104,16 +104,24 @@ class SqsJsonClient:
         )
         return dict(reply.get("Attributes") or {})
 
-    async def send_message(self, queue_url: str, body: str, group: str | None = None) -> str:
-        """SendMessage; on a FIFO queue to message group `group`, deduplicated by the body."""
-        reply = await self.call("SendMessage", {"QueueUrl": queue_url, **_entry(body, group)})
+    async def send_message(
+        self, queue_url: str, body: str, group: str | None = None, delay_seconds: int = 0
+    ) -> str:
+        """SendMessage; on a FIFO queue to message group `group`, deduplicated by the body
+        (a FIFO queue takes no per-message delay)."""
+        reply = await self.call(
+            "SendMessage", {"QueueUrl": queue_url, **_entry(body, group, delay_seconds)}
+        )
         return str(reply["MessageId"])
 
     async def send_message_batch(
-        self, queue_url: str, bodies: Sequence[str], group: str | None = None
+        self, queue_url: str, bodies: Sequence[str], group: str | None = None,
+        delay_seconds: int = 0,
     ) -> tuple[dict[str, str], dict[str, str]]:
         """SendMessageBatch: (body -> message id for the stored, body -> error code)."""
-        entries = [{"Id": str(n), **_entry(body, group)} for n, body in enumerate(bodies)]
+        entries = [
+            {"Id": str(n), **_entry(body, group, delay_seconds)} for n, body in enumerate(bodies)
+        ]
         reply = await self.call("SendMessageBatch", {"QueueUrl": queue_url, "Entries": entries})
         stored = {bodies[int(e["Id"])]: str(e["MessageId"]) for e in reply.get("Successful") or []}
         refused = {bodies[int(e["Id"])]: str(e.get("Code")) for e in reply.get("Failed") or []}
@@ -146,9 +154,10 @@ class SqsJsonClient:
         return outcome
 
 
-def _entry(body: str, group: str | None) -> dict[str, str]:
+def _entry(body: str, group: str | None, delay_seconds: int = 0) -> dict[str, Any]:
+    delay: dict[str, Any] = {"DelaySeconds": delay_seconds} if delay_seconds else {}
     if group is None:
-        return {"MessageBody": body}
+        return {"MessageBody": body, **delay}
     return {"MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": body}
 
 
@@ -359,38 +368,43 @@ async def _produce(
 
 async def send_chunk(
     client: SqsJsonClient, ledger: DeliveryLedger, queue_url: str, bodies: Sequence[str],
-    group: str | None = None,
+    group: str | None = None, delay_seconds: int = 0,
 ) -> None:
     """One SendMessage (one body) or one SendMessageBatch (several), recorded in `ledger`;
     after a failed call it pauses `PAUSE_AFTER_ERROR_SECONDS` (the bodies are not resent)."""
     if len(bodies) == 1:
-        await _send_one(client, ledger, queue_url, bodies[0], group)
+        await _send_one(client, ledger, queue_url, bodies[0], group, delay_seconds)
     else:
-        await _send_batch(client, ledger, queue_url, list(bodies), group)
+        await _send_batch(client, ledger, queue_url, list(bodies), group, delay_seconds)
 
 
 async def _send_one(
-    client: SqsJsonClient, ledger: DeliveryLedger, queue_url: str, body: str, group: str | None
+    client: SqsJsonClient, ledger: DeliveryLedger, queue_url: str, body: str, group: str | None,
+    delay_seconds: int = 0,
 ) -> None:
     requested = time.time()
     try:
-        message_id = await client.send_message(queue_url, body, group)
+        message_id = await client.send_message(queue_url, body, group, delay_seconds)
     except CALL_ERRORS as exc:
         ledger.record_error("SendMessage", error_code(exc))
         await asyncio.sleep(PAUSE_AFTER_ERROR_SECONDS)
         return
     answered = time.time()
     ledger.record_duration("SendMessage", answered - requested)
-    ledger.record_acknowledged(Acknowledged(message_id, body, queue_url, requested, answered))
+    ledger.record_acknowledged(
+        Acknowledged(message_id, body, queue_url, requested, answered, delay_seconds)
+    )
 
 
 async def _send_batch(
     client: SqsJsonClient, ledger: DeliveryLedger, queue_url: str, bodies: list[str],
-    group: str | None,
+    group: str | None, delay_seconds: int = 0,
 ) -> None:
     requested = time.time()
     try:
-        stored, refused = await client.send_message_batch(queue_url, bodies, group)
+        stored, refused = await client.send_message_batch(
+            queue_url, bodies, group, delay_seconds
+        )
     except CALL_ERRORS as exc:
         ledger.record_error("SendMessageBatch", error_code(exc))
         await asyncio.sleep(PAUSE_AFTER_ERROR_SECONDS)
@@ -398,7 +412,9 @@ async def _send_batch(
     answered = time.time()
     ledger.record_duration("SendMessageBatch", answered - requested)
     for body, message_id in stored.items():
-        ledger.record_acknowledged(Acknowledged(message_id, body, queue_url, requested, answered))
+        ledger.record_acknowledged(
+            Acknowledged(message_id, body, queue_url, requested, answered, delay_seconds)
+        )
     for code in refused.values():
         ledger.record_error("SendMessageBatch entry", code)
 

@@ -45,5 +45,6 @@ def test_a_cassandra_node_cut_off_from_its_peers_loses_nothing_and_repeats_nothi
     verdict = outcome.verdict
     assert verdict.sent > LOAD.messages // 2, outcome.summary()  # the load did run
     assert not verdict.lost, f"lost {len(verdict.lost)}: {verdict.lost[:10]}; {outcome.summary()}"
+    assert verdict.delivered_before_delay == 0, outcome.summary()
     assert verdict.early_duplicates == 0, outcome.summary()
     assert verdict.deliveries_after_delete == 0, outcome.summary()

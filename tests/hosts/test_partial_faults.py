@@ -29,7 +29,7 @@ LOAD = Load(messages=1200, send_seconds=8.0, polls=200, visibility_seconds=20)
 
 
 def checked(outcome: Outcome, least_sent: int = LOAD.messages // 2) -> Outcome:
-    """0 lost, for every fault. Repeats are printed with the servers' redelivery reasons
+    """0 lost and none delivered before its DelaySeconds, for every fault. Repeats are printed with the servers' redelivery reasons
     and their timelines; the tests assert none where the design promises none (a FIFO
     cache and a Redis restarted empty are refilled without other processes' deliveries:
     docs/reliability.md, known weaknesses)."""
@@ -38,6 +38,7 @@ def checked(outcome: Outcome, least_sent: int = LOAD.messages // 2) -> Outcome:
     verdict = outcome.verdict
     assert verdict.sent > least_sent, outcome.summary()  # the load did run
     assert not verdict.lost, f"lost {len(verdict.lost)}: {verdict.lost[:10]}; {outcome.summary()}"
+    assert verdict.delivered_before_delay == 0, outcome.summary()  # DelaySeconds 2, every third
     return outcome
 
 

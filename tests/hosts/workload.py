@@ -3,8 +3,9 @@
 Owns `HostClients`: the SQS clients that sit on one API host (as a load balancer's share
 would), a thread inside the host's network namespace running one event loop. Its producers
 send a fixed number of messages, paced evenly over a given time, through the host's sending
-servers (alternating SendMessage and SendMessageBatch; on a FIFO queue each producer is a
-message group deduplicated by body); its long polls (`ConsumerPool`) receive and delete
+servers (alternating SendMessage and SendMessageBatch, every third chunk with a DelaySeconds
+of 2 on a standard queue; on a FIFO queue each producer is a message group deduplicated by
+body); its long polls (`ConsumerPool`) receive and delete
 through the host's receiving servers. Every call is recorded in the host's own
 `DeliveryLedger` (benchmarks/harness/delivery_ledger.py: lost, early duplicates, deliveries after
 delete); `merged` joins the hosts' ledgers for the verdict, and `order_violations` checks
@@ -37,6 +38,9 @@ from tests.hosts.network import Host, enter
 
 # One SendMessage, then a SendMessageBatch of 5, and so on.
 _CHUNK_SIZES = (1, 5, 1, 10)
+# Every third chunk to a standard queue waits this long (DelaySeconds) before delivery: the
+# checker counts deliveries before it.
+_DELAY_EVERY, DELAY_SECONDS = 3, 2
 
 
 @dataclass(frozen=True)
@@ -125,14 +129,16 @@ class HostClients:
         group = f"{job.run_id}-{job.host.name}-p{index}" if is_fifo(queue_url) else None
         interval = job.send_seconds / max(1, share)
         sizes = itertools.cycle(_CHUNK_SIZES)
-        sent = 0
+        sent = chunks = 0
         while sent < share:
             size = min(next(sizes), share - sent)
             due = began + (sent + index / producers) * interval
             await asyncio.sleep(max(0.0, due - time.monotonic()))
             bodies = [f"{job.run_id}-{job.host.name}-{index}-{n}" for n in range(sent, sent + size)]
-            await send_chunk(client, self.ledger, queue_url, bodies, group)
+            delay = DELAY_SECONDS if group is None and chunks % _DELAY_EVERY == 2 else 0
+            await send_chunk(client, self.ledger, queue_url, bodies, group, delay)
             sent += size
+            chunks += 1
 
 
 def merged(ledgers: Sequence[DeliveryLedger]) -> DeliveryLedger:

@@ -229,3 +229,15 @@ def test_availability_is_the_share_of_calls_that_ended_answered_within_a_window(
     ledger.record_error("SendMessageBatch entry", "InvalidParameterValue")
     assert sum(n for (_, ok), n in ledger.ended_by_second.items() if not ok) == 6
     assert pickle.loads(pickle.dumps(ledger)).ended_by_second == ledger.ended_by_second
+
+
+def test_a_delivery_before_the_sends_delay_ran_out_is_counted() -> None:
+    ledger = DeliveryLedger()
+    ledger.record_acknowledged(Acknowledged("m1", "b1", "q", 100.0, 100.1, delay_seconds=2))
+    ledger.record_acknowledged(Acknowledged("m2", "b2", "q", 100.0, 100.1, delay_seconds=2))
+    ledger.record_acknowledged(Acknowledged("m3", "b3", "q", 100.0, 100.1))
+    for message_id, body, answered in (("m1", "b1", 101.5), ("m2", "b2", 102.2),
+                                       ("m3", "b3", 100.2)):
+        ledger.record_delivery(Delivery(message_id, body, "q", answered - 0.1, answered, 30))
+
+    assert ledger.verdict().delivered_before_delay == 1  # m1, answered 1.5 s after its send
