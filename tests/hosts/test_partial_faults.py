@@ -156,6 +156,7 @@ def test_full_redis_pools_under_long_polls_lose_nothing_and_repeat_nothing(
     assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
 
 
+@pytest.mark.drill  # about 2 minutes of outage under load: run on demand (docs/testing.md)
 @pytest.mark.timeout(240)
 def test_a_cassandra_outage_longer_than_a_minute_loses_nothing_and_repeats_nothing(
     deployment: Deployment,
