@@ -42,6 +42,12 @@ def checked(outcome: Outcome, least_sent: int = LOAD.messages // 2) -> Outcome:
     return outcome
 
 
+def assert_repeats_nothing(outcome: Outcome) -> None:
+    """No delivery before the previous one's visibility timeout, none after a delete."""
+    assert outcome.verdict.early_duplicates == 0, outcome.summary()
+    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+
+
 @pytest.mark.timeout(150)
 def test_a_sending_host_cut_off_from_redis_loses_nothing_and_repeats_nothing(
     deployment: Deployment,
@@ -52,8 +58,7 @@ def test_a_sending_host_cut_off_from_redis_loses_nothing_and_repeats_nothing(
     # Until 2026-11-29 this repeated 0-2 messages a run: a reset between a consumer's cache
     # delete and its store delete, and the cut host's timed-out add reaching Redis once
     # the link healed, both brought deleted messages back (now remembered for 60 s).
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -62,8 +67,7 @@ def test_a_redis_stall_loses_nothing_and_repeats_nothing(deployment: Deployment)
     Cassandra (other processes may be handing out the same messages from Redis), and the
     caches reset by processes that missed writes keep what consumers hold."""
     outcome = checked(run_scenario(deployment, "stall", LOAD, standard_faults("stall")))
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -84,8 +88,7 @@ def test_a_cassandra_stall_loses_nothing_and_repeats_nothing(deployment: Deploym
     untouched nothing is delivered twice before its visibility timeout."""
     outcome = checked(run_scenario(deployment, "cassandra-stall", LOAD,
                                    standard_faults("cassandra-stall")))
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -96,8 +99,7 @@ def test_api_processes_killed_and_restarted_lose_nothing_and_repeat_nothing(
     each restarted 2.5 s later on its port. Messages the killed receiver took but could not
     answer come back after their visibility timeout, not before."""
     outcome = checked(run_scenario(deployment, "api-crash", LOAD, standard_faults("api-crash")))
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -106,8 +108,7 @@ def test_an_api_process_stalled_loses_nothing_and_repeats_nothing(deployment: De
     calls, then resumed: what it had taken out for a receive reaches its client late or
     comes back after the visibility timeout, never before."""
     outcome = checked(run_scenario(deployment, "api-stall", LOAD, standard_faults("api-stall")))
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -118,8 +119,7 @@ def test_a_host_cut_off_from_cassandra_loses_nothing_and_repeats_nothing(
     deletes go on through Redis, deletes owed to Cassandra are flushed afterwards."""
     outcome = checked(run_scenario(deployment, "cut-cassandra", LOAD,
                                    standard_faults("cut-cassandra")))
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -134,8 +134,7 @@ def test_a_receiving_host_with_its_clock_30_s_ahead_repeats_nothing(
         outcome = checked(run_scenario(deployment, "clock", LOAD, standard_faults("none")))
     finally:
         deployment.offset_clock("h2", 0.0)
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
@@ -152,8 +151,7 @@ def test_full_redis_pools_under_long_polls_lose_nothing_and_repeat_nothing(
         outcome = checked(run_scenario(deployment, "full-pool", LOAD, standard_faults("none")))
     finally:
         deployment.restart_with("h2", {})
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.drill  # about 2 minutes of outage under load: run on demand (docs/testing.md)
@@ -167,8 +165,7 @@ def test_a_cassandra_outage_longer_than_a_minute_loses_nothing_and_repeats_nothi
     load = Load(messages=1200, send_seconds=80.0, polls=200, visibility_seconds=20)
     outcome = checked(run_scenario(deployment, "cassandra-outage", load,
                                    [cassandra_stall(at=5.0, lasts=65.0)]), least_sent=100)
-    assert outcome.verdict.early_duplicates == 0, outcome.summary()
-    assert outcome.verdict.deliveries_after_delete == 0, outcome.summary()
+    assert_repeats_nothing(outcome)
 
 
 @pytest.mark.timeout(150)
